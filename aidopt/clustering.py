@@ -1,0 +1,68 @@
+"""Initial clustering for AID: one k-means iteration (the paper's §4 recipe).
+
+Speed matters more than quality here (the paper, §5: early iterations split most clusters
+anyway), so the initial clusters are the assignment step of a single Lloyd iteration from k
+centres drawn at random among the rows, on standardised features. Empty clusters are dropped,
+so the number of clusters returned can be smaller than k.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.spatial import cKDTree
+
+__all__ = ["kmeans_one_pass", "n_clusters_for_rate"]
+
+_CHUNK_ROWS = 65536
+
+
+def n_clusters_for_rate(rate: float, n: int, minimum: int = 1) -> int:
+    """k = ⌈r·n⌉, kept within [minimum, n]."""
+    return int(min(n, max(minimum, math.ceil(rate * n))))
+
+
+def kmeans_one_pass(
+    features: ArrayLike, k: int, rng: np.random.Generator, *, standardize: bool = True
+) -> NDArray[np.int64]:
+    """Labels 0..K-1 (K ≤ k) from one k-means assignment step.
+
+    Centres are k distinct rows drawn uniformly; every row goes to its nearest centre in the
+    Euclidean norm (on standardised columns when ``standardize``). 1-D features are assigned by
+    binary search on the sorted centres, low dimensions by a k-d tree, others by blocked matrix
+    products, so the cost is O(n log k) or O(n·k·d) without materialising an n×k matrix.
+    """
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    n = z.shape[0]
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}], got {k}")
+    if standardize:
+        scale = z.std(axis=0)
+        scale[scale == 0] = 1.0
+        z = (z - z.mean(axis=0)) / scale
+    centres = z[rng.choice(n, size=k, replace=False)]
+    labels = _nearest(z, centres)
+    _, relabelled = np.unique(labels, return_inverse=True)
+    return relabelled.astype(np.int64, copy=False)
+
+
+def _nearest(z: NDArray[np.float64], centres: NDArray[np.float64]) -> NDArray[np.int64]:
+    d = z.shape[1]
+    if d == 1:
+        order = np.argsort(centres[:, 0], kind="stable")
+        sorted_c = centres[order, 0]
+        mids = 0.5 * (sorted_c[1:] + sorted_c[:-1])
+        return order[np.searchsorted(mids, z[:, 0])].astype(np.int64)
+    if d <= 8:
+        return cKDTree(centres).query(z, k=1)[1].astype(np.int64)
+    c_sq = np.einsum("ij,ij->i", centres, centres)
+    out = np.empty(z.shape[0], dtype=np.int64)
+    for start in range(0, z.shape[0], _CHUNK_ROWS):
+        block = z[start : start + _CHUNK_ROWS]
+        # ‖z − c‖² = ‖z‖² − 2 z·c + ‖c‖²; the ‖z‖² term does not change the argmin.
+        out[start : start + block.shape[0]] = np.argmin(c_sq - 2.0 * block @ centres.T, axis=1)
+    return out

@@ -1,0 +1,158 @@
+"""Mercer kernels shared by the kernel models of aidopt (SVM kernel dual, PU learning, ...).
+
+The conventions are scikit-learn's (``sklearn.metrics.pairwise_kernels``):
+
+* ``linear``: k(a, b) = ⟨a, b⟩
+* ``rbf``:    k(a, b) = exp(−γ ‖a − b‖²)   (the PU paper's Gaussian of scale s: γ = 1/(2s²))
+* ``poly``:   k(a, b) = (γ ⟨a, b⟩ + coef0)^degree
+
+``gamma=None`` means γ = 1/d, with d the number of features of the data the kernel is applied
+to (scikit-learn's ``pairwise_kernels`` default, not SVC's ``"scale"``).
+
+Every kernel is computed from inner products ⟨a, b⟩ (one matrix product) and, for ``rbf``, the
+squared norms: ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against rounding. Inputs may be
+dense arrays or scipy.sparse matrices; results are always dense float64 arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from aidopt.exceptions import DataError, InvalidParameterError
+
+__all__ = ["Kernel", "squared_norms"]
+
+KernelKind = Literal["linear", "rbf", "poly"]
+_KINDS = ("linear", "poly", "rbf")
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def squared_norms(A: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """Row-wise squared Euclidean norms ‖a_i‖² of a dense or sparse 2-D array."""
+    if sp.issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
+    A = np.asarray(A, dtype=np.float64)
+    return np.einsum("ij,ij->i", A, A)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A Mercer kernel k(a, b) (linear, Gaussian RBF or polynomial), scikit-learn conventions.
+
+    Parameters
+    ----------
+    kind : {"linear", "rbf", "poly"}
+    gamma : float > 0 or None
+        γ of ``rbf`` and ``poly``; None means 1/d for d-feature data. Ignored by ``linear``.
+    degree : int ≥ 1
+        Degree of ``poly``.
+    coef0 : float
+        Offset of ``poly``.
+    """
+
+    kind: KernelKind = "linear"
+    gamma: float | None = None
+    degree: int = 3
+    coef0: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise InvalidParameterError(
+                f"The 'kind' parameter of Kernel must be a str among {set(_KINDS)}. "
+                f"Got {self.kind!r} instead."
+            )
+        if self.gamma is not None and not (_is_real(self.gamma) and 0.0 < self.gamma < math.inf):
+            raise InvalidParameterError(
+                "The 'gamma' parameter of Kernel must be a float in the range (0.0, inf) or None. "
+                f"Got {self.gamma!r} instead."
+            )
+        if not (isinstance(self.degree, Integral) and not isinstance(self.degree, bool)) or (
+            self.degree < 1
+        ):
+            raise InvalidParameterError(
+                "The 'degree' parameter of Kernel must be an int in the range [1, inf). "
+                f"Got {self.degree!r} instead."
+            )
+        if not (_is_real(self.coef0) and math.isfinite(self.coef0)):
+            raise InvalidParameterError(
+                "The 'coef0' parameter of Kernel must be a float in the range (-inf, inf). "
+                f"Got {self.coef0!r} instead."
+            )
+
+    def gamma_for(self, n_features: int) -> float:
+        """The γ used on ``n_features``-dimensional data (1/n_features when ``gamma`` is None)."""
+        return float(self.gamma) if self.gamma is not None else 1.0 / n_features
+
+    def from_inner(
+        self,
+        inner: np.ndarray,
+        sq_a: np.ndarray | float | None,
+        sq_b: np.ndarray | float | None,
+        n_features: int,
+    ) -> np.ndarray:
+        """Turn inner products ⟨a_i, b_j⟩ into k(a_i, b_j), in place when ``inner`` is float64.
+
+        ``sq_a`` and ``sq_b`` are the squared norms of the rows; only ``rbf`` uses them: a 2-D
+        ``inner`` takes ``sq_a`` as a column and ``sq_b`` as a row, a 1-D ``inner`` (one kernel
+        row) a scalar ``sq_a``. A solver calls this to get kernel rows from one matrix product,
+        with the norms computed once.
+        """
+        K = np.asarray(inner, dtype=np.float64)
+        if self.kind == "linear":
+            return K
+        g = self.gamma_for(n_features)
+        if self.kind == "poly":
+            K *= g
+            K += self.coef0
+            return K if self.degree == 1 else np.power(K, self.degree, out=K)
+        # rbf: exp(−γ max(‖a‖² + ‖b‖² − 2⟨a, b⟩, 0))
+        K *= -2.0
+        if K.ndim == 2:
+            K += np.reshape(sq_a, (-1, 1))
+            K += np.reshape(sq_b, (1, -1))
+        else:
+            K += sq_a
+            K += sq_b
+        np.maximum(K, 0.0, out=K)
+        K *= -g
+        return np.exp(K, out=K)
+
+    def __call__(self, A: np.ndarray | sp.spmatrix, B: np.ndarray | sp.spmatrix) -> np.ndarray:
+        """The block K(A, B) with entries k(a_i, b_j), shape (len(A), len(B))."""
+        A, B = _as_2d(A, "A"), _as_2d(B, "B")
+        if A.shape[1] != B.shape[1]:
+            raise DataError(
+                f"A and B must have the same number of features; A has shape {A.shape} "
+                f"but B has shape {B.shape}."
+            )
+        inner = A @ B.T
+        inner = inner.toarray() if sp.issparse(inner) else np.asarray(inner, dtype=np.float64)
+        if self.kind == "rbf":
+            return self.from_inner(inner, squared_norms(A), squared_norms(B), A.shape[1])
+        return self.from_inner(inner, None, None, A.shape[1])
+
+    def diag(self, A: np.ndarray | sp.spmatrix) -> np.ndarray:
+        """The diagonal k(a_i, a_i) of K(A, A), without forming K."""
+        A = _as_2d(A, "A")
+        if self.kind == "rbf":
+            return np.ones(A.shape[0])
+        return self.from_inner(squared_norms(A), None, None, A.shape[1])
+
+
+def _as_2d(A: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64)
+    else:
+        A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array; got shape {A.shape}.")
+    return A

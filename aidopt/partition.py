@@ -1,0 +1,215 @@
+"""Cluster state of AID: one integer label per entry.
+
+A :class:`Partition` holds the clusters C^t = {C_1, ..., C_K} of iteration t as a label vector
+(``labels[i] = k`` iff entry i ∈ C_k) and the sizes |C_k|. Everything the driver does per
+iteration is a vectorised pass over the labels, O(n·m) with no Python loop over entries:
+
+* cluster sums Σ_{i∈C_k} a_i by a sparse indicator product (or ``bincount`` for a vector), kept
+  between iterations so that only the rows of split clusters are summed again;
+* purity and declustering by *regime*: given an integer regime per entry (the linear piece of the
+  model's loss the entry sits on), a cluster is pure when all its entries share one regime, and
+  splitting C_k means replacing it by its non-empty parts {i ∈ C_k : regime_i = g}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["Partition", "nested_labels"]
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """Clusters of iteration t.
+
+    Attributes
+    ----------
+    labels : (n,) int64 array with values 0..K-1, every value used.
+    sizes : (K,) int64 array, |C_k| > 0.
+    parent : (K,) int64 array or None; for a partition made by :meth:`split`, the index of each
+        cluster's cluster in the previous partition.
+    cluster_regime : (K,) int64 array or None; for a partition made by :meth:`split`, the regime
+        shared by every entry of the cluster when it was made.
+    """
+
+    labels: NDArray[np.int64]
+    sizes: NDArray[np.int64]
+    parent: NDArray[np.int64] | None = None
+    cluster_regime: NDArray[np.int64] | None = None
+    _previous: Partition | None = field(default=None, repr=False)
+    _split_rows: NDArray[np.int64] | None = field(default=None, repr=False)
+    _sums: dict[int, tuple[object, object]] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_labels(cls, labels: ArrayLike) -> Partition:
+        """Partition from arbitrary integer labels (renumbered to 0..K-1 in sorted order)."""
+        raw = np.asarray(labels)
+        if raw.ndim != 1 or raw.size == 0:
+            raise ValueError(f"labels must be a non-empty 1-D array, got shape {raw.shape}")
+        if not np.issubdtype(raw.dtype, np.integer):
+            raise ValueError(f"labels must be integers, got dtype {raw.dtype}")
+        uniq, inverse = np.unique(raw, return_inverse=True)
+        inverse = inverse.astype(np.int64, copy=False)
+        return cls(labels=inverse, sizes=np.bincount(inverse, minlength=uniq.size))
+
+    @classmethod
+    def singletons(cls, n: int) -> Partition:
+        """Every entry its own cluster: the aggregated model is then the original model."""
+        return cls(labels=np.arange(n, dtype=np.int64), sizes=np.ones(n, dtype=np.int64))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n(self) -> int:
+        """Number of entries."""
+        return int(self.labels.size)
+
+    @property
+    def n_clusters(self) -> int:
+        """K = |K^t|."""
+        return int(self.sizes.size)
+
+    @property
+    def rate(self) -> float:
+        """Aggregation rate r^t = |K^t| / n."""
+        return self.n_clusters / self.n
+
+    def indicator(self) -> sp.csr_matrix:
+        """The K×n 0/1 matrix S with S[k, i] = 1 iff i ∈ C_k."""
+        n = self.n
+        return sp.csr_matrix((np.ones(n), (self.labels, np.arange(n))), shape=(self.n_clusters, n))
+
+    def members(self, k: int) -> NDArray[np.int64]:
+        """Indices of the entries of C_k (O(n); for inspection and tests, not for hot loops)."""
+        return np.flatnonzero(self.labels == k)
+
+    # ------------------------------------------------------------------ aggregation
+    def sums(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64] | sp.csr_matrix:
+        """Cluster sums Σ_{i∈C_k} a_i of a vector (K,) or a matrix (K, m).
+
+        Results are cached per array object; a partition made by :meth:`split` reuses its
+        predecessor's sums and only re-sums the rows of the clusters that were split.
+        Sparse matrices give sparse sums.
+        """
+        key = id(a)
+        cached = self._sums.get(key)
+        if cached is not None and cached[0] is a:
+            return cached[1]
+        previous = self._previous
+        prev_cached = previous._sums.get(key) if previous is not None else None
+        if prev_cached is not None and prev_cached[0] is a:
+            result = self._update_sums(a, prev_cached[1])
+        else:
+            result = self._full_sums(a)
+        self._sums[key] = (a, result)
+        return result
+
+    def means(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64] | sp.csr_matrix:
+        """Centroids x̄_k = Σ_{i∈C_k} a_i / |C_k|."""
+        s = self.sums(a)
+        if sp.issparse(s):
+            return sp.csr_matrix(sp.diags(1.0 / self.sizes) @ s)
+        if s.ndim == 1:
+            return s / self.sizes
+        return s / self.sizes[:, None]
+
+    def _full_sums(self, a):
+        if sp.issparse(a):
+            return sp.csr_matrix(self.indicator() @ a)
+        arr = np.asarray(a, dtype=np.float64)
+        if arr.ndim == 1:
+            return np.bincount(self.labels, weights=arr, minlength=self.n_clusters)
+        return np.asarray(self.indicator() @ arr)
+
+    def _update_sums(self, a, previous_sums):
+        """Sums of the new clusters from the previous ones: copy the unsplit, re-sum the split."""
+        assert self.parent is not None and self._split_rows is not None
+        rows = self._split_rows
+        remade = self.sizes != self._previous.sizes[self.parent]
+        if sp.issparse(previous_sums):
+            kept = sp.diags((~remade).astype(np.float64)) @ previous_sums[self.parent]
+            part = sp.csr_matrix(
+                (np.ones(rows.size), (self.labels[rows], np.arange(rows.size))),
+                shape=(self.n_clusters, rows.size),
+            )
+            return sp.csr_matrix(kept + part @ sp.csr_matrix(a)[rows])
+        out = previous_sums[self.parent]  # fancy indexing copies
+        out[remade] = 0.0
+        arr = np.asarray(a, dtype=np.float64)
+        if arr.ndim == 1:
+            out += np.bincount(self.labels[rows], weights=arr[rows], minlength=self.n_clusters)
+        else:
+            part = sp.csr_matrix(
+                (np.ones(rows.size), (self.labels[rows], np.arange(rows.size))),
+                shape=(self.n_clusters, rows.size),
+            )
+            out += part @ arr[rows]
+        return out
+
+    # ------------------------------------------------------------------ declustering
+    def impure(self, regime: ArrayLike) -> NDArray[np.bool_]:
+        """(K,) mask of the clusters whose entries do not all share one regime."""
+        return self._regime_table(regime)[0].sum(axis=1) > 1
+
+    def split(self, regime: ArrayLike) -> tuple[Partition, int]:
+        """Split every impure cluster into its regime parts; return (new partition, #impure).
+
+        ``regime`` is a non-negative integer per entry (the model's linear piece). A cluster whose
+        entries all share a regime is kept whole; an impure C_k becomes the non-empty sets
+        {i ∈ C_k : regime_i = g}. Parts are never empty. When no cluster is impure, the same
+        partition is returned with 0.
+        """
+        present, key = self._regime_table(regime)
+        n_parts = present.sum(axis=1)
+        impure = n_parts > 1
+        n_impure = int(impure.sum())
+        if n_impure == 0:
+            return self, 0
+        flat_present = present.ravel()
+        new_index = np.cumsum(flat_present, dtype=np.int64) - 1
+        kept = np.flatnonzero(flat_present)
+        n_reg = present.shape[1]
+        counts = np.bincount(key, minlength=present.size)
+        child = Partition(
+            labels=new_index[key],
+            sizes=counts[kept].astype(np.int64),
+            parent=(kept // n_reg).astype(np.int64),
+            cluster_regime=(kept % n_reg).astype(np.int64),
+            _previous=self,
+            _split_rows=np.flatnonzero(impure[self.labels]),
+        )
+        return child, n_impure
+
+    def _regime_table(self, regime: ArrayLike):
+        reg = np.asarray(regime)
+        if reg.shape != self.labels.shape:
+            raise ValueError(f"regime has shape {reg.shape}, expected {self.labels.shape}")
+        reg = reg.astype(np.int64, copy=False)
+        if reg.size and reg.min() < 0:
+            raise ValueError("regimes must be non-negative integers")
+        n_reg = int(reg.max()) + 1 if reg.size else 1
+        key = self.labels * n_reg + reg
+        present = np.bincount(key, minlength=self.n_clusters * n_reg).reshape(-1, n_reg) > 0
+        return present, key
+
+    def forget_history(self) -> None:
+        """Drop the reference to the previous partition (frees its cached sums)."""
+        object.__setattr__(self, "_previous", None)
+
+
+def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:
+    """Combine a group id and a within-group label into one label (clusters never mix groups).
+
+    Used when a model clusters each class separately (SVM, S3VM): the pair (group, label) is
+    mapped to one integer, to be passed to :meth:`Partition.from_labels`.
+    """
+    g = np.asarray(groups, dtype=np.int64)
+    lab = np.asarray(labels, dtype=np.int64)
+    if g.shape != lab.shape:
+        raise ValueError(f"groups has shape {g.shape} but labels has shape {lab.shape}")
+    span = int(lab.max()) + 1 if lab.size else 1
+    return (g - g.min()) * span + lab

@@ -1,0 +1,36 @@
+"""Pictures of a run: convergence of the bounds and the aggregation rate per iteration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aidopt.result import AIDResult
+
+__all__ = ["plot_history"]
+
+
+def plot_history(result: AIDResult, path: str | Path) -> Path:
+    """Save a two-panel figure: bounds (lower F^t, upper E^t, best) and rate r^t per iteration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    h = result.history
+    fig, (ax_b, ax_r) = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
+    ax_b.plot(h["iteration"], h["upper_bound"], "o-", label="upper bound $E^t$")
+    ax_b.plot(h["iteration"], h["best_upper_bound"], "--", label="best upper bound")
+    if h["lower_bound"].notna().any():
+        ax_b.plot(h["iteration"], h["lower_bound"], "s-", label="lower bound $F^t$")
+    ax_b.set_xlabel("iteration t")
+    ax_b.set_ylabel("objective")
+    ax_b.set_title(f"{result.model}: bounds ({result.status.value})")
+    ax_b.legend()
+    ax_r.plot(h["iteration"], 100 * h["rate"], "o-", color="tab:green")
+    ax_r.set_xlabel("iteration t")
+    ax_r.set_ylabel("aggregation rate $r^t$ (%)")
+    ax_r.set_title("clusters / n")
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out

@@ -1,0 +1,119 @@
+"""Results of an AID run: status, bounds, the solution and the per-iteration history."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import pandas as pd
+
+from aidopt.partition import Partition
+
+__all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
+
+
+class AIDStatus(StrEnum):
+    """Why the run stopped.
+
+    ``optimal``: certified — every cluster pure, so the solution is optimal for the original
+    problem (Prop. 1/3/5). ``gap``: (best upper − lower)/best upper ≤ tol. ``iteration_limit`` /
+    ``time_limit``: a limit was reached first. ``solver_limit``: the solver refused or failed on
+    a later aggregated problem (e.g. a licence size limit); the best solution so far is returned.
+    """
+
+    OPTIMAL = "optimal"
+    GAP = "gap"
+    ITERATION_LIMIT = "iteration_limit"
+    TIME_LIMIT = "time_limit"
+    SOLVER_LIMIT = "solver_limit"
+
+
+HISTORY_COLUMNS = (
+    "iteration",
+    "clusters",
+    "rate",
+    "lower_bound",
+    "upper_bound",
+    "best_upper_bound",
+    "gap",
+    "impure_clusters",
+    "solve_seconds",
+    "pass_seconds",
+)
+
+
+@dataclass(frozen=True)
+class IterationRecord:
+    """One row of the history. ``lower_bound`` is F^t, or None where the model gives none."""
+
+    iteration: int
+    clusters: int
+    rate: float
+    lower_bound: float | None
+    upper_bound: float
+    best_upper_bound: float
+    gap: float | None
+    impure_clusters: int
+    solve_seconds: float
+    pass_seconds: float
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class AIDResult:
+    """The outcome of :meth:`aidopt.AIDSolver.solve` (or ``solve_full``)."""
+
+    model: str
+    solver: str
+    status: AIDStatus
+    message: str
+    objective: float
+    lower_bound: float | None
+    gap: float | None
+    iterations: int
+    n: int
+    m: int
+    final_rate: float
+    seconds: float
+    solution: Any
+    solution_dict: dict[str, Any]
+    records: tuple[IterationRecord, ...]
+    partition: Partition = field(repr=False)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        """True when optimality is certified by the optimality condition (all clusters pure)."""
+        return self.status is AIDStatus.OPTIMAL
+
+    @property
+    def history(self) -> pd.DataFrame:
+        """Per-iteration history, one row per iteration (columns :data:`HISTORY_COLUMNS`)."""
+        return pd.DataFrame([asdict(r) for r in self.records], columns=list(HISTORY_COLUMNS))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the fields of the CLI's ``--json`` output."""
+        return {
+            "model": self.model,
+            "solver": self.solver,
+            "status": self.status.value,
+            "message": self.message,
+            "objective": _json_number(self.objective),
+            "lower_bound": _json_number(self.lower_bound),
+            "gap": _json_number(self.gap),
+            "iterations": self.iterations,
+            "n": self.n,
+            "m": self.m,
+            "final_rate": self.final_rate,
+            "seconds": self.seconds,
+            "params": self.params,
+            "solution": self.solution_dict,
+            "history": [{k: _json_number(v) for k, v in asdict(r).items()} for r in self.records],
+        }

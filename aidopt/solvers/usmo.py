@@ -1,0 +1,545 @@
+"""USMO: sequential minimal optimisation for positive–unlabeled (PU) learning, double-hinge loss.
+
+Sansone, De Natale, Zhou, "Efficient Training for Positive Unlabeled Learning", IEEE TPAMI 2019
+(equation numbers below are the paper's; see shared/spec/pu-usmo-digest.md).
+
+Data: labeled positives P and unlabeled points U, with per-row weights w (a row that stands for
+|C_k| points of a cluster has w_k = |C_k|; w = 1 is the paper). With p = Σ_P w, n = Σ_U w,
+c1 = π/(2λp), c2 = 1/(2λn), prior π ∈ (0, 1), regularisation λ > 0 and f(x) = Σ_i α_i k(x, x_i) + β:
+
+Primal (5), weighted:
+    min_{α,β,ξ}  −c1 Σ_P w_i f(x_i) + c2 Σ_U w_u ξ_u + ½ αᵀKα
+    s.t.         ξ_u ≥ 0,  ξ_u ≥ f(x_u),  ξ_u ≥ (1 + f(x_u))/2          (u ∈ U)
+(the empirical risk of (3) with the double hinge, divided by 2λ).
+
+Dual (6), weighted, with C_u = c2 w_u (σ_u = a_u + b_u/2, δ_u = b_u for the multipliers a, b of
+the two hinge constraints):
+    min_{σ,δ}  ½ σᵀK_UUσ − σᵀK_UP α_P − ½ Σ_U δ_u
+    s.t.       Σ_U σ_u = c1 p = π/(2λ),  σ + δ/2 ≤ C,  σ − δ/2 ≥ 0,  0 ≤ δ ≤ C.
+For fixed σ the best δ is δ_u = min(2σ_u, 2C_u − 2σ_u) (Lemma 1), so (6) is solved in σ alone:
+    min_σ  G(σ) = ½ σᵀK_UUσ − σᵀK_UP α_P − Σ_U min(σ_u, C_u − σ_u)
+    s.t.   Σ_U σ_u = π/(2λ),   0 ≤ σ_u ≤ C_u
+and α from (7): α_i = c1 w_i on P (fixed), α_u = −σ_u on U.  The weight enters only through the
+box C_u = c2 w_u and α_P = c1 w_P, so a weighted problem equals the problem with rows repeated.
+Strong duality: min(5) = −(min(6) + ½ α_Pᵀ K_PP α_P).
+
+Optimality (11)–(13) plus the condition the paper misses (digest §2.3): with F = Kα (f without
+bias), a feasible σ is optimal iff some β satisfies the KKT conditions, i.e. iff
+
+    max_{σ_u < C_u} A_u ≤ min_{σ_u > 0} B_u,
+    A_u = F_u + 1 if σ_u < C_u/2 else F_u − 1,   B_u = F_u + 1 if σ_u ≤ C_u/2 else F_u − 1.
+
+max A − min B is exactly the largest of the four τ-tests m1max − m3min, m3max − m2min,
+m1max − m2min + 2 and the missing m3max − m3min − 2 (see `optimality_conditions`); it is also
+−(directional derivative) of G along the pair (j = argmax A up, i = argmin B down), so the
+maximal violating pair is that pair. Each step minimises G exactly on the segment
+σ_i + σ_j = const (the four cases of Table I, with the /η typo of case 1 fixed), so Σσ is kept
+invariant step by step; the cache F is updated with the two kernel rows k(x_i, ·), k(x_j, ·) (15).
+Once the test passes, F is recomputed from scratch (one O(n·m) kernel pass, as for the start) and
+the test repeated, so rounding drift of (15) cannot fake optimality. Memory is O(m) besides the
+data: kernel rows are computed on the fly, never the Gram matrix.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
+from aidopt.kernels import Kernel, squared_norms
+
+__all__ = ["USMOResult", "decision_function", "optimality_conditions", "usmo"]
+
+_log = logging.getLogger("aidopt.solvers.usmo")
+_LINEAR = Kernel("linear")
+
+_BLOCK_ENTRIES = 1 << 18  # kernel entries per block of a blocked product (2 MiB, cache-sized)
+_ETA_RTOL = 1e-12  # η ≤ _ETA_RTOL·(k_ii + k_jj) is treated as 0 (duplicate points)
+
+Status = Literal["optimal", "iteration_limit", "stalled"]
+
+
+@dataclass(frozen=True)
+class USMOResult:
+    """Solution of the PU problem by USMO.
+
+    Attributes
+    ----------
+    sigma : (n_unlabeled,) dual variables σ of (6), in the order of the unlabeled rows of X.
+    delta : (n_unlabeled,) dual variables δ of (6), δ = min(2σ, 2C − 2σ).
+    upper : (n_unlabeled,) box bounds C_u = c2 w_u of σ.
+    alpha : (n_samples,) expansion coefficients (7) in the row order of X: c1 w_i on the labeled
+        rows, −σ_u on the unlabeled rows.
+    bias : β, the mean of (16) over the non-bound rows (0 < σ_u < C_u, σ_u ≠ C_u/2), else the
+        midpoint of the interval of β that satisfies the KKT conditions.
+    coef : w = Σ_i α_i x_i for the linear kernel, else None.
+    dual_objective : G(σ), the objective of (6).
+    primal_objective : the objective of (5) at (α, β) with the optimal slacks.
+    duality_gap : primal + dual + ½ α_Pᵀ K_PP α_P ≥ 0, a bound on the suboptimality of both.
+    iterations : number of two-variable steps.
+    status : "optimal" (KKT violation ≤ tol), "iteration_limit" or "stalled" (a pair step made
+        no progress in floating point).
+    kkt_violation : max(0, max A − min B) at the returned σ, with F recomputed exactly.
+    """
+
+    sigma: np.ndarray
+    delta: np.ndarray
+    upper: np.ndarray
+    alpha: np.ndarray
+    bias: float
+    coef: np.ndarray | None
+    dual_objective: float
+    primal_objective: float
+    duality_gap: float
+    iterations: int
+    status: Status
+    kkt_violation: float
+    kernel: Kernel
+    prior: float
+    lam: float
+    c1: float
+    c2: float
+
+    def decision_function(
+        self, X_train: np.ndarray | sp.spmatrix, X_new: np.ndarray | sp.spmatrix
+    ) -> np.ndarray:
+        """f(x) = Σ_i α_i k(x, x_i) + β for the rows of X_new (X_train: the rows solved on)."""
+        return decision_function(self, X_train, X_new)
+
+
+def decision_function(
+    result: USMOResult, X_train: np.ndarray | sp.spmatrix, X_new: np.ndarray | sp.spmatrix
+) -> np.ndarray:
+    """Score new points: f(x) = Σ_i α_i k(x, x_i) + β (x_i: the rows of X_train)."""
+    X_train = _as_matrix(X_train, "X_train")
+    X_new = _as_matrix(X_new, "X_new")
+    if X_train.shape[0] != result.alpha.shape[0]:
+        raise DataError(
+            f"X_train has shape {X_train.shape} but the result has {result.alpha.shape[0]} "
+            "coefficients; pass the X that was solved on."
+        )
+    if X_new.shape[1] != X_train.shape[1]:
+        raise DataError(
+            f"X_new has shape {X_new.shape} but X_train has shape {X_train.shape}; "
+            "the numbers of features differ."
+        )
+    if result.coef is not None:
+        return np.asarray(X_new @ result.coef).ravel() + result.bias
+    support = np.flatnonzero(result.alpha)
+    with threadpool_limits(limits=1, user_api="blas"):
+        f = _kernel_matvec(result.kernel, X_new, X_train[support], result.alpha[support])
+    return f + result.bias
+
+
+def optimality_conditions(
+    sigma: np.ndarray, F: np.ndarray, upper: np.ndarray
+) -> tuple[float, float, float, float]:
+    """The four τ-tests of σ given F = Kα on U (f without bias) and the bounds C.
+
+    Returns (m1max − m3min, m3max − m2min, m1max − m2min + 2, m3max − m3min − 2) over the sets
+    D1 = {σ < C/2}, D2 = {σ > C/2}, D3 = {0 < σ < C} of §4.3; the first three are the paper's
+    test (13), the fourth is the condition it misses. σ is τ-optimal iff all four are ≤ τ.
+    Empty sets give −inf.
+    """
+    half = 0.5 * upper
+    d1, d2, d3 = sigma < half, sigma > half, (sigma > 0) & (sigma < upper)
+    m1max = F[d1].max(initial=-np.inf)
+    m2min = F[d2].min(initial=np.inf)
+    m3min = F[d3].min(initial=np.inf)
+    m3max = F[d3].max(initial=-np.inf)
+    return (
+        float(m1max - m3min),
+        float(m3max - m2min),
+        float(m1max - m2min + 2.0),
+        float(m3max - m3min - 2.0),
+    )
+
+
+def usmo(
+    X: np.ndarray | sp.spmatrix,
+    labeled: np.ndarray,
+    *,
+    prior: float,
+    lam: float,
+    kernel: Kernel = _LINEAR,
+    weights: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_iter: int | None = None,
+    init: Literal["feasible"] | np.ndarray = "feasible",
+    callback: Callable[[int, np.ndarray], None] | None = None,
+) -> USMOResult:
+    """Solve the PU problem (5)/(6) with USMO.
+
+    Parameters
+    ----------
+    X : (m, d) array or scipy.sparse matrix, all rows (labeled positives and unlabeled).
+    labeled : (m,) bool mask, True for a labeled positive, False for an unlabeled row.
+    prior : class prior π ∈ (0, 1) of the unlabeled data.
+    lam : regularisation λ > 0 of (4).
+    kernel : the kernel k.
+    weights : (m,) positive row weights (cluster sizes); default 1.
+    tol : stop when the maximal KKT violation max A − min B (on f values) is ≤ tol.
+    max_iter : maximal number of two-variable steps; default max(10⁷, 100·n_unlabeled).
+    init : "feasible" starts at σ_u = π C_u (Σσ = π c2 n = c1 p); an array is a warm start
+        (feasible up to rounding; it is clipped to the box and its sum repaired).
+    callback : called as callback(iteration, sigma) after every step (sigma read-only).
+    """
+    prior = _check_real("prior", prior, 0.0, 1.0)
+    lam = _check_real("lam", lam, 0.0, math.inf)
+    tol = _check_real("tol", tol, 0.0, math.inf)
+    if not isinstance(kernel, Kernel):
+        raise InvalidParameterError(
+            "The 'kernel' parameter of usmo must be an instance of 'aidopt.kernels.Kernel'. "
+            f"Got {kernel!r} instead."
+        )
+    if max_iter is not None and not (
+        isinstance(max_iter, Integral) and not isinstance(max_iter, bool) and max_iter >= 0
+    ):
+        raise InvalidParameterError(
+            "The 'max_iter' parameter of usmo must be an int in the range [0, inf) or None. "
+            f"Got {max_iter!r} instead."
+        )
+    X, labeled, w = _validate_data(X, labeled, weights)
+    pos, unl = np.flatnonzero(labeled), np.flatnonzero(~labeled)
+    p_w, n_w = math.fsum(w[pos]), math.fsum(w[unl])
+    c1, c2 = prior / (2.0 * lam * p_w), 1.0 / (2.0 * lam * n_w)
+    Xu = X[unl] if sp.issparse(X) else np.asfortranarray(X[unl])  # Xu.T C-contiguous
+    pu = _PU(kernel, X, pos, unl, X[pos], Xu, c1 * w[pos], c2 * w[unl], prior, lam, c1, c2)
+    sigma = _initial_sigma(init, prior, pu.upper, prior / (2.0 * lam))
+    if max_iter is None:
+        max_iter = max(10_000_000, 100 * unl.size)
+    _log.debug("usmo: p=%g, n=%g, c1=%g, c2=%g, %s", p_w, n_w, c1, c2, kernel)
+    # every BLAS call here is a thin product (2×d by d×n, or a few rows by d×n): threads only
+    # add overhead, and on a loaded machine they made a 20k-row RBF solve 4× slower
+    with threadpool_limits(limits=1, user_api="blas"):
+        b = _kernel_matvec(kernel, Xu, pu.Xp, pu.alpha_p)  # K_UP α_P, fixed
+        F = b - _kernel_matvec(kernel, Xu, Xu, sigma)
+        sigma, F, iterations, status = _smo_loop(pu, sigma, F, b, tol, max_iter, callback)
+        return _finish(pu, sigma, F, b, iterations, status)
+
+
+@dataclass(frozen=True)
+class _PU:
+    """The data of one PU problem: rows, fixed α_P = c1 w_P and the box C = c2 w_U."""
+
+    kernel: Kernel
+    X: np.ndarray | sp.csr_matrix
+    pos: np.ndarray
+    unl: np.ndarray
+    Xp: np.ndarray | sp.csr_matrix
+    Xu: np.ndarray | sp.csr_matrix
+    alpha_p: np.ndarray
+    upper: np.ndarray
+    prior: float
+    lam: float
+    c1: float
+    c2: float
+
+
+def _smo_loop(
+    pu: _PU,
+    sigma: np.ndarray,
+    F: np.ndarray,
+    b: np.ndarray,
+    tol: float,
+    max_iter: int,
+    callback: Callable[[int, np.ndarray], None] | None,
+) -> tuple[np.ndarray, np.ndarray, int, Status]:
+    """Maximal-violating-pair SMO on (6); returns (σ, exact F, iterations, status)."""
+    kernel, Xu, upper = pu.kernel, pu.Xu, pu.upper
+    n, d = Xu.shape
+    half = 0.5 * upper
+    sq = squared_norms(Xu) if kernel.kind == "rbf" else None
+    kdiag = kernel.diag(Xu)
+    # A = F + a_off on {σ < C} (−inf elsewhere), B = F + b_off on {σ > 0} (+inf elsewhere)
+    a_off = np.where(sigma < upper, np.where(sigma < half, 1.0, -1.0), -np.inf)
+    b_off = np.where(sigma > 0.0, np.where(sigma <= half, 1.0, -1.0), np.inf)
+    buf_a, buf_b = np.empty(n), np.empty(n)
+    view = sigma.view()
+    view.flags.writeable = False
+    exact = True  # F was computed from scratch for the current σ
+    it = 0
+    while True:
+        np.add(F, a_off, out=buf_a)
+        np.add(F, b_off, out=buf_b)
+        j, i = int(buf_a.argmax()), int(buf_b.argmin())
+        violation = buf_a[j] - buf_b[i]
+        if violation <= tol or it >= max_iter:
+            if exact:
+                status: Status = "optimal" if violation <= tol else "iteration_limit"
+                break
+            F = b - _kernel_matvec(kernel, Xu, Xu, sigma)  # drop rounding drift of (15)
+            exact = True
+            continue
+        if it % 10_000 == 0:
+            _log.debug("usmo: iteration %d, KKT violation %.3e", it, violation)
+        pair = np.array([i, j])
+        if sp.issparse(Xu):  # CSR times a dense d×2 block, then transposed
+            inner = np.asarray(Xu @ Xu[pair].T.toarray()).T
+        else:  # Xu is Fortran-ordered, so Xu.T is C-contiguous: a fast 2×d by d×n product
+            inner = Xu[pair] @ Xu.T
+        rows = kernel.from_inner(inner, None if sq is None else sq[pair], sq, d)
+        s_i, s_j = _pair_step(
+            F[i], F[j], sigma[i], sigma[j], upper[i], upper[j], kdiag[i], kdiag[j], rows[0, j]
+        )
+        ds_i, ds_j = s_i - sigma[i], s_j - sigma[j]
+        if ds_i == 0.0 and ds_j == 0.0:
+            if exact:
+                status = "stalled"
+                break
+            F = b - _kernel_matvec(kernel, Xu, Xu, sigma)
+            exact = True
+            continue
+        sigma[i], sigma[j] = s_i, s_j
+        F -= ds_i * rows[0]  # (15): Δα_u = −Δσ_u
+        F -= ds_j * rows[1]
+        for u in (i, j):
+            a_off[u] = (1.0 if sigma[u] < half[u] else -1.0) if sigma[u] < upper[u] else -np.inf
+            b_off[u] = (1.0 if sigma[u] <= half[u] else -1.0) if sigma[u] > 0.0 else np.inf
+        exact = False
+        it += 1
+        if callback is not None:
+            callback(it, view)
+    _log.debug("usmo: %s after %d iterations, KKT violation %.3e", status, it, violation)
+    if status != "optimal":
+        warnings.warn(
+            f"usmo stopped ({status}) after {it} iterations with KKT violation "
+            f"{violation:.3e} > tol={tol:g}; increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return sigma, F, it, status
+
+
+def _pair_step(
+    F_i: float,
+    F_j: float,
+    s_i: float,
+    s_j: float,
+    C_i: float,
+    C_j: float,
+    k_ii: float,
+    k_jj: float,
+    k_ij: float,
+) -> tuple[float, float]:
+    """Exact minimiser of subproblem (8) on the segment σ_i' + σ_j' = σ_i + σ_j.
+
+    With σ_j' = σ_j + t, σ_i' = σ_i − t the objective is the convex piecewise quadratic
+    φ(t) = (F_i − F_j) t + ½ η t² − h_i(σ_i − t) − h_j(σ_j + t), h(s) = min(s, C − s),
+    η = k_ii + k_jj − 2k_ij, on t ∈ [max(−σ_j, σ_i − C_i), min(C_j − σ_j, σ_i)]. Its pieces are
+    the four cases of Table I (each σ on its lower half [0, C/2] or upper half [C/2, C]); on a
+    piece with slopes s = ±1 ± 1 the minimiser is t = −(F_i − F_j + s)/η, i.e. Table I's
+    σ_j = (a(k_ii − k_ij) + e1 − e2 + shift)/η (the /η fixed in case 1). The piece holding the
+    minimum is found from the monotone derivative instead of comparing four objective values.
+    If η ≈ 0 (duplicate points) φ is piecewise linear and the minimum is a piece end. A point
+    that lands on a bound (0, C/2, C) is written exactly, the other variable takes the rest.
+    """
+    eta = k_ii + k_jj - 2.0 * k_ij
+    if eta <= _ETA_RTOL * (abs(k_ii) + abs(k_jj)):
+        eta = 0.0
+    g = F_i - F_j
+    t_i, t_j = s_i - 0.5 * C_i, 0.5 * C_j - s_j  # t where σ_i resp. σ_j crosses its kink
+    # breakpoints (t, which variable sits on a bound, its value), in increasing t
+    lo = (-s_j, "j", 0.0) if -s_j >= s_i - C_i else (s_i - C_i, "i", C_i)
+    hi = (C_j - s_j, "j", C_j) if C_j - s_j <= s_i else (s_i, "i", 0.0)
+    points = [lo]
+    points += sorted(
+        p for p in ((t_i, "i", 0.5 * C_i), (t_j, "j", 0.5 * C_j)) if lo[0] < p[0] < hi[0]
+    )
+    points.append(hi)
+    best = hi
+    for left, right in itertools.pairwise(points):
+        mid = 0.5 * (left[0] + right[0])
+        slope = (1.0 if mid > t_i else -1.0) + (1.0 if mid > t_j else -1.0)
+        if g + slope + eta * right[0] >= 0.0:  # φ' ≥ 0 at the right end: minimum on this piece
+            t = -(g + slope) / eta if eta > 0.0 else -math.inf
+            best = left if t <= left[0] else right if t >= right[0] else (t, "", 0.0)
+            break
+    t, which, value = best
+    a = s_i + s_j
+    if which == "j":
+        new_j = value
+        new_i = a - value
+    elif which == "i":
+        new_i = value
+        new_j = a - value
+    else:
+        new_i, new_j = s_i - t, s_j + t
+    return min(max(new_i, 0.0), C_i), min(max(new_j, 0.0), C_j)
+
+
+def _finish(
+    pu: _PU, sigma: np.ndarray, F: np.ndarray, b: np.ndarray, iterations: int, status: Status
+) -> USMOResult:
+    """Bias (16), objectives of (5) and (6), the duality gap and the result object."""
+    kernel, upper, alpha_p = pu.kernel, pu.upper, pu.alpha_p
+    half = 0.5 * upper
+    lower_side = sigma < half
+    a_vals = np.where(sigma < upper, np.where(lower_side, F + 1.0, F - 1.0), -np.inf)
+    b_vals = np.where(sigma > 0.0, np.where(sigma <= half, F + 1.0, F - 1.0), np.inf)
+    violation = max(0.0, float(a_vals.max() - b_vals.min()))
+    free = (sigma > 0.0) & (sigma < upper) & (sigma != half)
+    if free.any():  # (16): f(x_u) = −1 on D1∩D3, +1 on D2∩D3
+        bias = float(np.mean(np.where(lower_side[free], -1.0, 1.0) - F[free]))
+    else:  # KKT interval [−min B, −max A]; both ends are finite since 0 < Σσ < Σ C
+        bias = float(-0.5 * (b_vals.min() + a_vals.max()))
+    h = np.minimum(sigma, upper - sigma)
+    dual = -0.5 * float(sigma @ (F + b)) - math.fsum(h)
+    Kpp_alpha = _kernel_matvec(kernel, pu.Xp, pu.Xp, alpha_p)
+    F_p = Kpp_alpha - _kernel_matvec(kernel, pu.Xp, pu.Xu, sigma)
+    f_u = F + bias
+    xi = np.maximum(np.maximum(f_u, 0.0), 0.5 * (1.0 + f_u))
+    quad = 0.5 * (float(alpha_p @ F_p) - float(sigma @ F))  # ½ αᵀKα
+    primal = -float(alpha_p @ F_p) - bias * pu.prior / (2.0 * pu.lam) + float(upper @ xi) + quad
+    gap = primal + dual + 0.5 * float(alpha_p @ Kpp_alpha)
+    alpha = np.empty(pu.X.shape[0])
+    alpha[pu.pos], alpha[pu.unl] = alpha_p, -sigma
+    coef = None
+    if kernel.kind == "linear":
+        coef = np.asarray(pu.X.T @ alpha, dtype=np.float64).ravel()
+    _log.debug("usmo: dual %.10g, primal %.10g, gap %.3e, bias %.6g", dual, primal, gap, bias)
+    return USMOResult(
+        sigma=sigma,
+        delta=2.0 * h,
+        upper=upper,
+        alpha=alpha,
+        bias=bias,
+        coef=coef,
+        dual_objective=dual,
+        primal_objective=primal,
+        duality_gap=gap,
+        iterations=iterations,
+        status=status,
+        kkt_violation=violation,
+        kernel=kernel,
+        prior=pu.prior,
+        lam=pu.lam,
+        c1=pu.c1,
+        c2=pu.c2,
+    )
+
+
+def _initial_sigma(
+    init: Literal["feasible"] | np.ndarray, prior: float, upper: np.ndarray, target: float
+) -> np.ndarray:
+    """A feasible σ: π·C (Σσ = π c2 n = c1 p), or a repaired warm start."""
+    if isinstance(init, str):
+        if init != "feasible":
+            raise InvalidParameterError(
+                "The 'init' parameter of usmo must be a str among {'feasible'} or an array. "
+                f"Got {init!r} instead."
+            )
+        return prior * upper
+    sigma = np.array(init, dtype=np.float64)
+    if sigma.shape != upper.shape:
+        raise DataError(
+            f"init has shape {sigma.shape} but there are {upper.size} unlabeled rows; "
+            f"init must have shape {upper.shape}."
+        )
+    if not np.all(np.isfinite(sigma)):
+        raise DataError("init contains NaN or infinite values.")
+    slack = 1e-9 * upper
+    if np.any(sigma < -slack) or np.any(sigma > upper + slack):
+        raise DataError("init is outside the box 0 ≤ σ_u ≤ c2·w_u of the dual (6).")
+    np.clip(sigma, 0.0, upper, out=sigma)
+    residual = target - math.fsum(sigma)
+    if abs(residual) > 1e-8 * target:
+        raise DataError(
+            f"init does not satisfy Σσ = π/(2λ) = {target:.10g}: its sum is "
+            f"{target - residual:.10g}."
+        )
+    # spread the rounding residual over the room left in the box (keeps 0 ≤ σ ≤ C)
+    room = upper - sigma if residual > 0 else sigma
+    sigma += residual * room / math.fsum(room)
+    return np.clip(sigma, 0.0, upper)
+
+
+def _kernel_matvec(
+    kernel: Kernel,
+    A: np.ndarray | sp.csr_matrix,
+    B: np.ndarray | sp.csr_matrix,
+    v: np.ndarray,
+) -> np.ndarray:
+    """K(A, B) v: A (Bᵀv) for the linear kernel, else by row blocks of A (never the whole K)."""
+    if kernel.kind == "linear":
+        return np.asarray(A @ np.asarray(B.T @ v).ravel(), dtype=np.float64).ravel()
+    out = np.empty(A.shape[0])
+    sq_b = squared_norms(B) if kernel.kind == "rbf" else None
+    step = max(1, _BLOCK_ENTRIES // max(B.shape[0], 1))
+    for s in range(0, A.shape[0], step):
+        block = A[s : s + step]
+        inner = block @ B.T
+        inner = inner.toarray() if sp.issparse(inner) else inner
+        sq_a = squared_norms(block) if sq_b is not None else None
+        out[s : s + step] = kernel.from_inner(inner, sq_a, sq_b, A.shape[1]) @ v
+    return out
+
+
+def _check_real(name: str, value: object, low: float, high: float) -> float:
+    """Validate a real in the open interval (low, high), sklearn-style message."""
+    ok = isinstance(value, Real) and not isinstance(value, bool) and low < value < high
+    if not ok:
+        raise InvalidParameterError(
+            f"The '{name}' parameter of usmo must be a float in the range ({low!r}, {high!r}). "
+            f"Got {value!r} instead."
+        )
+    return float(value)
+
+
+def _as_matrix(X: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        values = X.data
+    else:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        values = X
+    if X.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array; got shape {X.shape}.")
+    if not np.all(np.isfinite(values)):
+        raise DataError(f"{name} contains NaN or infinite values.")
+    return X
+
+
+def _validate_data(
+    X: np.ndarray | sp.spmatrix, labeled: np.ndarray, weights: np.ndarray | None
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray, np.ndarray]:
+    X = _as_matrix(X, "X")
+    labeled = np.asarray(labeled)
+    if labeled.shape != (X.shape[0],):
+        raise DataError(
+            f"X has shape {X.shape} but labeled has shape {labeled.shape}; "
+            f"labeled must have shape ({X.shape[0]},)."
+        )
+    if labeled.dtype != bool:
+        if not (np.issubdtype(labeled.dtype, np.number) and np.isin(labeled, (0, 1)).all()):
+            raise DataError(
+                f"labeled must be a boolean mask (True = labeled positive); got values "
+                f"{np.unique(labeled)[:5]!r} of dtype {labeled.dtype}."
+            )
+        labeled = labeled.astype(bool)
+    if not labeled.any():
+        raise DataError("labeled has no True entry: PU learning needs labeled positives.")
+    if labeled.all():
+        raise DataError("labeled is all True: PU learning needs unlabeled rows.")
+    if weights is None:
+        w = np.ones(X.shape[0])
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.shape != (X.shape[0],):
+            raise DataError(
+                f"X has shape {X.shape} but weights has shape {w.shape}; "
+                f"weights must have shape ({X.shape[0]},)."
+            )
+        if not (np.all(np.isfinite(w)) and np.all(w > 0)):
+            raise DataError("weights must be finite and > 0.")
+    return X, labeled, w

@@ -1,0 +1,162 @@
+"""Input validation at the boundary: data arrays and declared parameter constraints.
+
+Messages follow scikit-learn so that users of it recognise them:
+"The 'M' parameter of SVMModel must be a float in the range (0.0, inf). Got -1 instead."
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from aidopt.exceptions import DataError, InvalidParameterError
+
+__all__ = [
+    "check_bool",
+    "check_choice",
+    "check_int",
+    "check_matrix",
+    "check_real",
+    "check_vector",
+]
+
+
+def _interval_text(low: float | None, high: float | None, closed: str) -> str:
+    left = "[" if closed in ("left", "both") else "("
+    right = "]" if closed in ("right", "both") else ")"
+    lo = "-inf" if low is None else repr(float(low))
+    hi = "inf" if high is None else repr(float(high))
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_real(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    closed: str = "neither",
+    allow_none: bool = False,
+) -> float | None:
+    """A finite real number in the interval (low, high) with the given closed ends."""
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(float(value))
+    if ok:
+        v = float(value)
+        if low is not None:
+            ok = v >= low if closed in ("left", "both") else v > low
+        if ok and high is not None:
+            ok = v <= high if closed in ("right", "both") else v < high
+    if not ok:
+        extra = " or None" if allow_none else ""
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a float in the range "
+            f"{_interval_text(low, high, closed)}{extra}. Got {value!r} instead."
+        )
+    return float(value)
+
+
+def check_int(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    allow_none: bool = False,
+) -> int | None:
+    """An integer in [low, high]."""
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, Integral) and not isinstance(value, bool)
+    if ok and low is not None:
+        ok = value >= low
+    if ok and high is not None:
+        ok = value <= high
+    if not ok:
+        lo = "-inf" if low is None else str(low)
+        hi = "inf" if high is None else str(high)
+        extra = " or None" if allow_none else ""
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be an int in the range [{lo}, {hi}]{extra}. "
+            f"Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_choice(value: object, name: str, owner: str, choices: tuple[object, ...]) -> object:
+    """One of a fixed set of options."""
+    if value not in choices:
+        shown = ", ".join(repr(c) for c in choices)
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be one of {{{shown}}}. Got {value!r} instead."
+        )
+    return value
+
+
+def check_bool(value: object, name: str, owner: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidParameterError(
+            f"The '{name}' parameter of {owner} must be a bool. Got {value!r} instead."
+        )
+    return bool(value)
+
+
+def check_matrix(
+    X: ArrayLike | sp.spmatrix, name: str = "X", *, accept_sparse: bool = False
+) -> NDArray[np.float64] | sp.csr_matrix:
+    """A non-empty 2-D float64 matrix with finite entries (C-contiguous, or CSR when sparse)."""
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise DataError(f"{name} is a sparse matrix; this model needs dense data.")
+        out = sp.csr_matrix(X, dtype=np.float64)
+        values = out.data
+    else:
+        try:
+            out = np.ascontiguousarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(
+                f"{name} must be numeric; it could not be read as numbers ({exc})."
+            ) from None
+        values = out
+    if out.ndim != 2:
+        raise DataError(f"{name} must be a 2-D array, got shape {out.shape}.")
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        raise DataError(f"{name} is empty (shape {out.shape}).")
+    _check_finite(values, name)
+    return out
+
+
+def check_vector(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.float64]:
+    """A 1-D float64 vector of length n with finite entries."""
+    try:
+        out = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(
+            f"{name} must be numeric; it could not be read as numbers ({exc})."
+        ) from None
+    if out.ndim == 2 and out.shape[1] == 1:
+        out = out[:, 0]
+    if out.ndim != 1:
+        raise DataError(f"{name} must be a 1-D array, got shape {out.shape}.")
+    if out.shape[0] != n:
+        raise DataError(f"X has {n} rows but {name} has {out.shape[0]} entries.")
+    _check_finite(out, name)
+    return np.ascontiguousarray(out)
+
+
+def _check_finite(values: NDArray[np.float64], name: str) -> None:
+    if not np.all(np.isfinite(values)):
+        bad = np.argwhere(~np.isfinite(values))
+        first = tuple(int(i) for i in bad[0]) if bad.size else ()
+        kind = "NaN" if np.isnan(values).any() else "inf"
+        raise DataError(
+            f"{name} contains {kind} values ({len(bad)} non-finite entries, first at index "
+            f"{first if len(first) != 1 else first[0]})."
+        )

@@ -1,0 +1,11 @@
+"""Algebraic models under AID, one module per model (installed as ``aidopt.models``).
+
+Each module defines an :class:`aidopt.contract.AggregatedModel` subclass, its data, aggregate and
+solution classes, and the CLI hooks ``MODEL_CLASS``, ``add_cli_arguments(parser)`` and
+``model_from_cli(args)``.
+"""
+
+#: model name → module, as used by ``aidopt solve MODEL``
+MODEL_MODULES: dict[str, str] = {
+    "lad": "aidopt.models.lad",
+}
