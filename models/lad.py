@@ -73,7 +73,7 @@ class LADData:
         names = (
             tuple(feature_names)
             if feature_names is not None
-            else tuple(f"x{j}" for j in range(X.shape[1]))
+            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
         )
         if len(names) != X.shape[1]:
             raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ def run_isolated(task: str, args: dict[str, Any], timeout: float) -> dict[str, A
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        cwd=tempfile.gettempdir(),  # import the installed aidopt, not a source tree in the cwd
     )
     try:
         out, err = proc.communicate(timeout=timeout)

@@ -1,0 +1,31 @@
+"""The one-pass k-means initial clustering assigns every row to its nearest centre."""
+
+import numpy as np
+import pytest
+
+from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
+
+
+@pytest.mark.parametrize("dim", [1, 2, 12])
+def test_each_row_goes_to_its_nearest_centre(dim):
+    rng = np.random.default_rng(dim)
+    z = rng.standard_normal((3000, dim)) * np.arange(1, dim + 1)
+    labels = kmeans_one_pass(z, 40, np.random.default_rng(5))
+    assert labels.min() == 0 and np.unique(labels).size == labels.max() + 1
+    # recompute the centres exactly as the function draws them and check the assignment
+    zs = (z - z.mean(axis=0)) / z.std(axis=0)
+    centres = zs[np.random.default_rng(5).choice(3000, size=40, replace=False)]
+    dist = ((zs[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+    nearest = dist.argmin(axis=1)
+    # same partition up to renumbering: each label maps to exactly one centre
+    pairs = np.unique(np.column_stack([labels, nearest]), axis=0)
+    assert pairs.shape[0] == np.unique(labels).size == np.unique(nearest).size
+
+
+def test_k_bounds_and_rate():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError):
+        kmeans_one_pass(np.zeros((5, 2)), 6, rng)
+    assert n_clusters_for_rate(0.0005, 1000, minimum=3) == 3
+    assert n_clusters_for_rate(0.01, 1000) == 10
+    assert n_clusters_for_rate(2.0, 1000) == 1000

@@ -1,0 +1,210 @@
+"""The generic driver, exercised without any LP solver: a toy model solved in closed form.
+
+Toy model: the weighted median, min_c Σ_i |y_i − c| (LAD with an intercept only). Aggregated:
+min_c Σ_k |C_k| |ȳ_k − c|, solved exactly by a weighted median of the centroids.
+"""
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aidopt import AIDSolver, AIDStatus, Hook
+from aidopt.contract import AggregatedModel, Evaluation
+from aidopt.exceptions import (
+    ConvergenceWarning,
+    InfeasibleSettingError,
+    InvalidParameterError,
+    SolverCapabilityError,
+    SolverLicenseError,
+    SolverUnavailableError,
+)
+from aidopt.partition import Partition
+from aidopt.program import ProblemClass
+from aidopt.result import HISTORY_COLUMNS
+from aidopt.solvers.base import SolveResult, SolveStatus
+
+
+@dataclass(frozen=True)
+class ToyData:
+    y: np.ndarray
+
+    @property
+    def n(self):
+        return self.y.size
+
+    @property
+    def m(self):
+        return 1
+
+
+class MedianModel(AggregatedModel):
+    name = "median"
+    problem_class = ProblemClass.LP
+    gives_lower_bound = True
+    special_solvers = ("exact",)
+
+    def __init__(self, script=None):
+        self.script = script or {}  # iteration → exception or status to produce
+        self.calls = 0
+
+    def data_from_frame(self, frame, target):
+        return ToyData(frame[target].to_numpy(float))
+
+    def default_rate(self, data):
+        return 0.01
+
+    def initial_partition(self, data, rate, rng):
+        k = max(1, int(rate * data.n))
+        return Partition.from_labels(rng.integers(0, k, size=data.n))
+
+    def aggregate(self, data, partition):
+        return partition.means(data.y), partition.sizes.astype(float)
+
+    def build(self, agg):
+        raise NotImplementedError
+
+    def extract(self, model, agg):
+        raise NotImplementedError
+
+    def solve_special(self, solver, agg, *, time_limit, verbose, options, previous):
+        self.calls += 1
+        scripted = self.script.get(self.calls)
+        if isinstance(scripted, Exception):
+            raise scripted
+        if isinstance(scripted, SolveStatus):
+            return None, SolveResult(status=scripted, message="scripted")
+        ybar, w = agg
+        order = np.argsort(ybar)
+        cum = np.cumsum(w[order])
+        c = float(ybar[order][np.searchsorted(cum, cum[-1] / 2)])
+        value = float(np.sum(w * np.abs(ybar - c)))
+        return c, SolveResult(status=SolveStatus.OPTIMAL, objective=value, bound=value)
+
+    def evaluate(self, data, solution):
+        r = data.y - solution
+        return Evaluation(float(np.abs(r).sum()), (r > 0).astype(np.int64))
+
+    def solution_to_dict(self, data, solution):
+        return {"c": solution}
+
+
+@pytest.fixture
+def data():
+    return ToyData(np.random.default_rng(3).laplace(size=2001) * 5 + 1)
+
+
+def test_certified_optimum_is_the_median(data):
+    result = AIDSolver(MedianModel(), solver="exact", tol=0.0).solve(data)
+    assert result.status is AIDStatus.OPTIMAL and result.certified
+    true_objective = np.abs(data.y - np.median(data.y)).sum()
+    assert result.objective == pytest.approx(true_objective, rel=1e-12)
+    assert result.lower_bound == pytest.approx(result.objective, rel=1e-12)
+    h = result.history
+    assert list(h.columns) == list(HISTORY_COLUMNS)
+    assert len(h) == result.iterations
+    # F^t non-decreasing (Prop. 2), E_best non-increasing, gap non-increasing
+    assert np.all(np.diff(h["lower_bound"]) >= -1e-9 * abs(result.objective))
+    assert np.all(np.diff(h["best_upper_bound"]) <= 0)
+    assert np.all(np.diff(h["gap"]) <= 1e-12)
+    assert h["impure_clusters"].iloc[-1] == 0
+    assert h["clusters"].is_monotonic_increasing
+
+
+def test_gap_stop_and_limits(data):
+    gap = AIDSolver(MedianModel(), solver="exact", tol=0.05).solve(data)
+    assert gap.status is AIDStatus.GAP and gap.gap <= 0.05
+    with pytest.warns(ConvergenceWarning, match="iteration limit"):
+        one = AIDSolver(MedianModel(), solver="exact", tol=0.0, max_iter=1).solve(data)
+    assert one.status is AIDStatus.ITERATION_LIMIT and one.iterations == 1
+    with pytest.warns(ConvergenceWarning, match="time limit"):
+        timed = AIDSolver(MedianModel(), solver="exact", tol=0.0, time_limit=1e-6).solve(data)
+    assert timed.status is AIDStatus.TIME_LIMIT and timed.iterations == 1
+
+
+def test_licence_limit_after_first_iteration_is_a_status(data):
+    exc = SolverLicenseError("size-limited licence")
+    model = MedianModel(script={3: exc})
+    with pytest.warns(ConvergenceWarning):
+        result = AIDSolver(model, solver="exact", tol=0.0).solve(data)
+    assert result.status is AIDStatus.SOLVER_LIMIT and result.iterations == 2
+    with pytest.raises(SolverLicenseError):
+        AIDSolver(MedianModel(script={1: exc}), solver="exact").solve(data)
+
+
+def test_solver_statuses_are_reported(data):
+    with pytest.raises(InfeasibleSettingError, match="infeasible"):
+        AIDSolver(MedianModel(script={1: SolveStatus.INFEASIBLE}), solver="exact").solve(data)
+    with pytest.warns(ConvergenceWarning):
+        result = AIDSolver(
+            MedianModel(script={2: SolveStatus.TIME_LIMIT}), solver="exact", tol=0.0
+        ).solve(data)
+    assert result.status is AIDStatus.TIME_LIMIT and result.iterations == 1
+
+
+def test_full_solve_is_one_iteration_on_singletons(data):
+    result = AIDSolver(MedianModel(), solver="exact").solve_full(data)
+    assert result.status is AIDStatus.OPTIMAL and result.iterations == 1
+    assert result.final_rate == 1.0
+    assert result.objective == pytest.approx(np.abs(data.y - np.median(data.y)).sum())
+
+
+def test_hooks_log_and_json(data, caplog):
+    seen = []
+
+    class Recorder(Hook):
+        def on_start(self, solver, data, partition):
+            seen.append("start")
+
+        def after_iteration(self, record, solution, partition):
+            seen.append(record.iteration)
+
+        def on_finish(self, result):
+            seen.append("finish")
+
+    with caplog.at_level(logging.INFO, logger="aidopt"):
+        result = AIDSolver(MedianModel(), solver="exact", tol=0.0, hooks=[Recorder()]).solve(data)
+    assert seen == ["start", *range(1, result.iterations + 1), "finish"]
+    assert "Stopped (optimal)" in caplog.text and "Lower bound" in caplog.text
+    payload = result.to_dict()
+    for key in (
+        "model",
+        "solver",
+        "status",
+        "objective",
+        "lower_bound",
+        "gap",
+        "iterations",
+        "n",
+        "m",
+        "final_rate",
+        "seconds",
+        "solution",
+        "history",
+    ):
+        assert key in payload
+    assert set(payload["history"][0]) == set(HISTORY_COLUMNS)
+    assert isinstance(result.history, pd.DataFrame)
+
+
+def test_parameter_and_solver_errors(data):
+    with pytest.raises(InvalidParameterError, match="'tol' parameter of AIDSolver"):
+        AIDSolver(MedianModel(), solver="exact", tol=-1).solve(data)
+    with pytest.raises(InvalidParameterError, match="'max_iter'"):
+        AIDSolver(MedianModel(), solver="exact", max_iter=0).solve(data)
+    with pytest.raises(InvalidParameterError, match="'interface'"):
+        AIDSolver(MedianModel(), solver="exact", interface="fast").solve(data)
+    with pytest.raises(SolverUnavailableError, match="no_such_solver"):
+        AIDSolver(MedianModel(), solver="no_such_solver").solve(data)
+
+
+def test_capability_is_checked_before_solving(data):
+    class MixedIntegerMedian(MedianModel):
+        problem_class = ProblemClass.MIQP
+
+    model = MixedIntegerMedian()
+    with pytest.raises(SolverCapabilityError, match=r"cannot solve MIQP.*gurobi"):
+        AIDSolver(model, solver="highs").solve(data)
+    assert model.calls == 0

@@ -1,0 +1,158 @@
+"""LAD under AID: certified optimum = an independent full solve, bounds, purity, both paths."""
+
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+import scipy.optimize as so
+import scipy.sparse as sp
+
+from aidopt import AIDSolver, AIDStatus
+from aidopt.data.lad import make_lad
+from aidopt.exceptions import ConvergenceWarning, DataError
+from aidopt.models.lad import LADData, LADModel
+from aidopt.partition import Partition
+
+HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
+
+
+def reference_lad(X, y, intercept=True):
+    """Σ|r| at the optimum of the LAD LP, built here independently and solved by scipy/HiGHS."""
+    Z = np.column_stack([np.ones(len(y)), X]) if intercept else X
+    n, p = Z.shape
+    c = np.r_[np.zeros(p), np.ones(2 * n)]
+    A = sp.hstack([sp.csr_matrix(Z), sp.eye(n), -sp.eye(n)])
+    bounds = [(None, None)] * p + [(0, None)] * (2 * n)
+    res = so.linprog(c, A_eq=A, b_eq=y, bounds=bounds, method="highs-ds")
+    assert res.status == 0
+    return res.fun
+
+
+def brute_force_lad(X, y):
+    """Exact optimum on tiny data: an LAD optimum interpolates p of the points (LP vertex)."""
+    Z = np.column_stack([np.ones(len(y)), X])
+    best = np.inf
+    for rows in itertools.combinations(range(len(y)), Z.shape[1]):
+        sub = Z[list(rows)]
+        if abs(np.linalg.det(sub)) < 1e-12:
+            continue
+        beta = np.linalg.solve(sub, y[list(rows)])
+        best = min(best, np.abs(y - Z @ beta).sum())
+    return best
+
+
+@pytest.mark.parametrize(("n", "m", "seed"), [(3000, 3, 0), (5000, 10, 1), (2000, 25, 2)])
+def test_certified_aid_equals_full_lp(n, m, seed):
+    X, y, _, _ = make_lad(n, m, seed=seed)
+    data = LADData.from_arrays(X, y)
+    result = AIDSolver(LADModel(), tol=0.0).solve(data)
+    assert result.status is AIDStatus.OPTIMAL
+    ref = reference_lad(X, y)
+    assert result.objective == pytest.approx(ref, rel=1e-7)
+    # bounds: F^t non-decreasing (Prop. 2) and F^T = E^T at the certificate (Prop. 1)
+    lower = result.history["lower_bound"].to_numpy()
+    assert np.all(np.diff(lower) >= -1e-9 * ref)
+    assert result.lower_bound == pytest.approx(result.objective, rel=1e-9)
+    assert np.all(result.history["lower_bound"] <= result.history["upper_bound"] * (1 + 1e-9))
+    # every final cluster is sign-pure at the solution
+    sol = result.solution
+    residual = y - X @ sol.coef - sol.intercept
+    assert result.partition.impure((residual > 0).astype(int)).sum() == 0
+    # and the full model through the same path agrees
+    full = AIDSolver(LADModel()).solve_full(data)
+    assert full.objective == pytest.approx(ref, rel=1e-9)
+
+
+def test_brute_force_on_tiny_degenerate_data():
+    rng = np.random.default_rng(4)
+    X = rng.integers(-2, 3, size=(11, 2)).astype(float)  # ties and repeated rows
+    y = rng.integers(-3, 4, size=11).astype(float)
+    data = LADData.from_arrays(X, y)
+    result = AIDSolver(LADModel(), tol=0.0, rate=0.3).solve(data)
+    assert result.certified
+    assert result.objective == pytest.approx(brute_force_lad(X, y), rel=1e-9, abs=1e-9)
+
+
+def test_matrix_and_pyomo_paths_give_the_same_model():
+    X, y, _, _ = make_lad(1500, 4, seed=5)
+    data = LADData.from_arrays(X, y)
+    model = LADModel()
+    part = model.initial_partition(data, 0.01, np.random.default_rng(0))
+    agg = model.aggregate(data, part)
+    from aidopt.solvers import get_solver
+
+    highs = get_solver("highs")
+    program = model.matrix_program(agg)
+    res = highs.solve_program(program)
+    via_matrix = model.solution_from_program(res, agg)
+    pm = model.build(agg)
+    res_p = highs.solve_pyomo(pm)
+    via_pyomo = model.extract(pm, agg)
+    # same optimum F^t: the dual's value, the Pyomo objective, and (3) at either solution
+    f_dual = model.program_bound(res, agg)
+    assert res_p.objective == pytest.approx(f_dual, rel=1e-9)
+    for sol in (via_matrix, via_pyomo):
+        f_at = np.sum(agg.weight * np.abs(agg.ybar - agg.xbar @ sol.coef - sol.intercept))
+        assert f_at == pytest.approx(f_dual, rel=1e-9)
+    # and AID through both paths reaches the same certified optimum
+    a = AIDSolver(model, tol=0.0, interface="matrix").solve(data)
+    b = AIDSolver(model, tol=0.0, interface="pyomo").solve(data)
+    assert a.certified and b.certified
+    assert a.objective == pytest.approx(b.objective, rel=1e-9)
+
+
+def test_aggregated_data_are_the_brute_force_centroids():
+    X, y, _, _ = make_lad(400, 3, seed=6)
+    data = LADData.from_arrays(X, y)
+    part = Partition.from_labels(np.random.default_rng(1).integers(0, 9, size=400))
+    agg = LADModel().aggregate(data, part)
+    for k in range(part.n_clusters):
+        members = part.labels == k
+        np.testing.assert_allclose(agg.xbar[k], X[members].mean(axis=0), rtol=1e-12)
+        assert agg.ybar[k] == pytest.approx(y[members].mean(), rel=1e-12)
+        assert agg.weight[k] == members.sum()
+
+
+def test_no_intercept_and_iteration_limit():
+    X, y, _, _ = make_lad(2000, 5, seed=7)
+    data = LADData.from_arrays(X, y)
+    result = AIDSolver(LADModel(fit_intercept=False), tol=0.0).solve(data)
+    assert result.certified and result.solution.intercept == 0.0
+    assert result.objective == pytest.approx(reference_lad(X, y, intercept=False), rel=1e-7)
+    with pytest.warns(ConvergenceWarning):
+        first = AIDSolver(LADModel(), tol=0.0, max_iter=1).solve(data)
+    assert first.status is AIDStatus.ITERATION_LIMIT
+    assert first.history["impure_clusters"].iloc[0] > 0
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
+def test_gurobi_reaches_the_same_optimum():
+    X, y, _, _ = make_lad(1800, 4, seed=8)  # full dual LP: 1,800 columns, inside the pip licence
+    data = LADData.from_arrays(X, y)
+    ref = reference_lad(X, y)
+    aid = AIDSolver(LADModel(), solver="gurobi", tol=0.0).solve(data)
+    assert aid.certified and aid.objective == pytest.approx(ref, rel=1e-7)
+    full = AIDSolver(LADModel(), solver="gurobi").solve_full(data)
+    assert full.objective == pytest.approx(ref, rel=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "match"),
+    [
+        (np.array([[1.0, np.nan], [2.0, 3.0]]), np.array([1.0, 2.0]), "NaN"),
+        (np.array([[1.0, np.inf], [2.0, 3.0]]), np.array([1.0, 2.0]), "inf"),
+        (np.zeros((0, 3)), np.zeros(0), "empty"),
+        (np.ones((5, 2)), np.ones(4), "5 rows but y has 4"),
+        (np.array([["a", "b"], ["c", "d"]]), np.array([1.0, 2.0]), "numeric"),
+    ],
+)
+def test_bad_data_is_named(X, y, match):
+    with pytest.raises(DataError, match=match):
+        LADData.from_arrays(X, y)
+
+
+def test_fewer_rows_than_coefficients():
+    data = LADData.from_arrays(np.ones((3, 4)), np.ones(3))
+    with pytest.raises(DataError, match=r"Fewer rows \(3\) than coefficients \(5"):
+        AIDSolver(LADModel()).solve(data)
