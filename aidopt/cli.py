@@ -31,9 +31,15 @@ from aidopt.result import AIDResult
 
 GENERATOR_MODULES: dict[str, str] = {
     "lad": "aidopt.data.lad",
+    "pu": "aidopt.data.pu",
+    "svm": "aidopt.data.svm",
 }
 BENCH_MODULES: dict[str, str] = {
     "lad": "aidopt.bench.lad",
+    "pu": "aidopt.bench.pu",
+    "cuts3vm": "aidopt.bench.cuts3vm",
+    "s3vm": "aidopt.bench.s3vm",
+    "svm": "aidopt.bench.svm",
 }
 
 
@@ -67,6 +73,14 @@ def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver-log", action="store_true", help="show the solver's own log")
 
 
+def _data_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of a ``solve`` command whose module solves by itself (``solve_from_cli``)."""
+    p.add_argument("--data", required=True, help="CSV file with a header line")
+    p.add_argument("--target", required=True, help="name of the target column")
+    p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    p.add_argument("--quiet", action="store_true", help="no iteration log")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aidopt",
@@ -80,7 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module in MODEL_MODULES.items():
         mod = importlib.import_module(module)
         p = solve_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
-        _common_solve_arguments(p)
+        if hasattr(mod, "solve_from_cli"):  # a method outside AID: only its own options
+            _data_arguments(p)
+        else:
+            _common_solve_arguments(p)
         mod.add_cli_arguments(p)
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
@@ -141,8 +158,30 @@ def _print_result(result: AIDResult) -> None:
     print("\n".join(lines))
 
 
+def _plain_text(out: dict) -> str:
+    """A result dict of ``solve_from_cli`` as lines (long lists and dicts summarised)."""
+
+    def short(value) -> str:
+        if isinstance(value, list | dict) and len(value) > 20:
+            return f"[{len(value)} values; use --json to see them]"
+        return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+    lines = []
+    for key, value in out.items():
+        if isinstance(value, dict) and len(value) <= 20:
+            lines.append(f"{key}:")
+            lines.extend(f"  {k:<20} {short(v)}" for k, v in value.items())
+        else:
+            lines.append(f"{key:<16} {short(value)}")
+    return "\n".join(lines)
+
+
 def _solve(args: argparse.Namespace) -> int:
     mod = importlib.import_module(MODEL_MODULES[args.model])
+    if hasattr(mod, "solve_from_cli"):  # not an AID model (e.g. CutS3VM): it solves by itself
+        out = mod.solve_from_cli(args, read_table(args.data))
+        print(json.dumps(out) if args.json else _plain_text(out))
+        return 0
     model = mod.model_from_cli(args)
     data = model.data_from_frame(read_table(args.data), args.target)
     solver = AIDSolver(

@@ -59,11 +59,15 @@ class Evaluation:
     """A solution evaluated on every original entry.
 
     ``objective`` is E^t, the original objective at the (feasible) solution; ``regime`` an
-    integer ≥ 0 per entry naming the linear piece of the entry's loss.
+    integer ≥ 0 per entry naming the linear piece of the entry's loss (purity in it is the
+    optimality condition). ``split_regime``, optional, is a finer integer labelling (equal
+    split regimes imply equal regimes, e.g. sign × magnitude band) by which the impure
+    clusters are split; None splits them by ``regime``.
     """
 
     objective: float
     regime: NDArray[np.int64]
+    split_regime: NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,9 @@ import scipy.sparse as sp
 
 from aidopt.exceptions import DataError, InvalidParameterError
 
-__all__ = ["Kernel", "squared_norms"]
+__all__ = ["Kernel", "kernel_times", "squared_norms"]
+
+_BLOCK_ENTRIES = 1 << 21  # kernel entries per block of a blocked product (16 MiB of float64)
 
 KernelKind = Literal["linear", "rbf", "poly"]
 _KINDS = ("linear", "poly", "rbf")
@@ -146,6 +148,27 @@ class Kernel:
         if self.kind == "rbf":
             return np.ones(A.shape[0])
         return self.from_inner(squared_norms(A), None, None, A.shape[1])
+
+
+def kernel_times(
+    kernel: Kernel,
+    A: np.ndarray | sp.spmatrix,
+    B: np.ndarray | sp.spmatrix,
+    right: np.ndarray | sp.spmatrix,
+) -> np.ndarray:
+    """K(A, B) @ right (a vector or a matrix, dense or sparse), in row blocks of A.
+
+    Never holds more than 2^21 kernel entries (16 MiB) at once; O(len(A)·len(B)) kernel
+    evaluations.
+    """
+    A, B = _as_2d(A, "A"), _as_2d(B, "B")
+    n_right = () if np.ndim(right) == 1 else (right.shape[1],)
+    out = np.empty((A.shape[0], *n_right))
+    step = max(1, _BLOCK_ENTRIES // max(1, B.shape[0]))
+    for start in range(0, A.shape[0], step):
+        block = kernel(A[start : start + step], B)
+        out[start : start + step] = (right.T @ block.T).T if sp.issparse(right) else block @ right
+    return out
 
 
 def _as_2d(A: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:

@@ -155,13 +155,17 @@ class Partition:
         """(K,) mask of the clusters whose entries do not all share one regime."""
         return self._regime_table(regime)[0].sum(axis=1) > 1
 
-    def split(self, regime: ArrayLike) -> tuple[Partition, int]:
+    def split(self, regime: ArrayLike, finer: ArrayLike | None = None) -> tuple[Partition, int]:
         """Split every impure cluster into its regime parts; return (new partition, #impure).
 
         ``regime`` is a non-negative integer per entry (the model's linear piece). A cluster whose
         entries all share a regime is kept whole; an impure C_k becomes the non-empty sets
-        {i ∈ C_k : regime_i = g}. Parts are never empty. When no cluster is impure, the same
-        partition is returned with 0.
+        {i ∈ C_k : regime_i = g}, or, when ``finer`` is given (a non-negative integer per entry
+        that refines ``regime`` on the impure clusters: entries of one impure cluster with equal
+        ``finer`` have equal ``regime``), the non-empty sets {i ∈ C_k : finer_i = g}. Purity is
+        always judged by ``regime``; ``finer`` may take many values (e.g. one per entry to make
+        singletons). Parts are never empty. When no cluster is impure, the same partition is
+        returned with 0.
         """
         present, key = self._regime_table(regime)
         n_parts = present.sum(axis=1)
@@ -169,6 +173,9 @@ class Partition:
         n_impure = int(impure.sum())
         if n_impure == 0:
             return self, 0
+        split_rows = np.flatnonzero(impure[self.labels])
+        if finer is not None:
+            return self._split_finer(impure, split_rows, regime, finer), n_impure
         flat_present = present.ravel()
         new_index = np.cumsum(flat_present, dtype=np.int64) - 1
         kept = np.flatnonzero(flat_present)
@@ -180,17 +187,58 @@ class Partition:
             parent=(kept // n_reg).astype(np.int64),
             cluster_regime=(kept % n_reg).astype(np.int64),
             _previous=self,
-            _split_rows=np.flatnonzero(impure[self.labels]),
+            _split_rows=split_rows,
         )
         return child, n_impure
 
+    def _split_finer(self, impure, split_rows, regime, finer) -> Partition:
+        """Children: each pure cluster whole; each impure one by its distinct ``finer`` values.
+
+        Children are numbered by (parent, finer value); O(n + s log s) for s split rows.
+        """
+        fine = self._check_regime(finer, "finer")[split_rows]
+        reg = self._check_regime(regime, "regime")
+        span = int(fine.max()) + 1
+        pairs, inverse = np.unique(self.labels[split_rows] * span + fine, return_inverse=True)
+        whole = np.flatnonzero(~impure)
+        child_parent = np.concatenate([whole, pairs // span])
+        child_fine = np.concatenate([np.full(whole.size, -1), pairs % span])
+        order = np.lexsort((child_fine, child_parent))
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        slot = np.full(self.n_clusters, -1, dtype=np.int64)
+        slot[whole] = np.arange(whole.size)
+        labels = rank[slot[self.labels]]  # rows of pure clusters (others overwritten below)
+        labels[split_rows] = rank[whole.size + inverse.reshape(-1)]
+        cluster_regime = np.empty(order.size, dtype=np.int64)
+        cluster_regime[labels] = reg
+        if not np.array_equal(cluster_regime[labels[split_rows]], reg[split_rows]):
+            raise ValueError(
+                "finer does not refine regime: a part of an impure cluster mixes regimes"
+            )
+        return Partition(
+            labels=labels,
+            sizes=np.bincount(labels, minlength=order.size).astype(np.int64),
+            parent=child_parent[order].astype(np.int64),
+            cluster_regime=cluster_regime,
+            _previous=self,
+            _split_rows=split_rows,
+        )
+
     def _regime_table(self, regime: ArrayLike):
+        return self._table(self._check_regime(regime, "regime"))
+
+    def _check_regime(self, regime: ArrayLike, name: str) -> NDArray[np.int64]:
         reg = np.asarray(regime)
         if reg.shape != self.labels.shape:
-            raise ValueError(f"regime has shape {reg.shape}, expected {self.labels.shape}")
+            raise ValueError(f"{name} has shape {reg.shape}, expected {self.labels.shape}")
         reg = reg.astype(np.int64, copy=False)
         if reg.size and reg.min() < 0:
-            raise ValueError("regimes must be non-negative integers")
+            raise ValueError(f"{name} must hold non-negative integers")
+        return reg
+
+    def _table(self, reg: NDArray[np.int64]):
+        """(K × G) table of the regimes present per cluster, and the key label·G + regime."""
         n_reg = int(reg.max()) + 1 if reg.size else 1
         key = self.labels * n_reg + reg
         present = np.bincount(key, minlength=self.n_clusters * n_reg).reshape(-1, n_reg) > 0

@@ -8,4 +8,8 @@ solution classes, and the CLI hooks ``MODEL_CLASS``, ``add_cli_arguments(parser)
 #: model name → module, as used by ``aidopt solve MODEL``
 MODEL_MODULES: dict[str, str] = {
     "lad": "aidopt.models.lad",
+    "pu": "aidopt.models.pu",
+    "svm": "aidopt.models.svm",
+    "s3vm": "aidopt.models.s3vm",
+    "cuts3vm": "aidopt.cuts3vm",
 }

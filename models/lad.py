@@ -1,4 +1,4 @@
-"""Least-absolute-deviation regression under AID (Park & Klabjan 2016, §3.1).
+"""Least-absolute-deviation (and quantile) regression under AID (Park & Klabjan 2016, §3.1).
 
 Original problem (2), with an optional intercept β₀ (a column of ones):
 
@@ -15,20 +15,33 @@ Declustering (Prop. 1): regime_i = 1 if r_i = y_i − β̄₀ − x_i β̄ > 0 e
 when its residuals share a regime, and when every cluster is pure E^t = F^t = E*.
 Lower bound (Prop. 2): F^{t−1} ≤ F^t ≤ E*.
 
+Quantile regression (:class:`QuantileModel`) replaces |r| by the check loss
+ρ_τ(r) = τ r⁺ + (1 − τ) r⁻, i.e. the costs (c⁺, c⁻) = (1, 1) of e⁺, e⁻ above by (τ, 1 − τ).
+ρ_τ is linear on r > 0 and on r ≤ 0, so on a sign-pure cluster Σ_{i∈C_k} ρ_τ(r_i) =
+|C_k| ρ_τ(r̄_k) (Prop. 1 unchanged), and ρ_τ is convex, so Jensen's inequality keeps F^t a
+non-decreasing lower bound (Prop. 2 unchanged): AID applies with the same regimes.
+
 Matrix form (the fast path): the LP dual of (3), with one column per cluster and one row per
 coefficient, which HiGHS' simplex solves an order of magnitude faster than (3) itself:
 
-    max  Σ_k t_k s_k   s.t.  Σ_k S_k s_k = 0,   −1 ≤ s_k ≤ 1,
+    max  Σ_k t_k s_k   s.t.  Σ_k S_k s_k = 0,   −c⁻ ≤ s_k ≤ c⁺,
     S_k = Σ_{i∈C_k} (1, x_i),  t_k = Σ_{i∈C_k} y_i;
 
 β = −(row duals) is an optimal solution of (3), and t·s at any feasible s is a lower bound on
 F^t (weak duality). When clusters split, s_child = s_parent stays feasible (S_k = Σ S_child), so
 the previous simplex basis, mapped to the children, warm-starts the next solve.
+
+Frisch–Newton (solver ``"fn"``): (3) is the weighted quantile regression
+min Σ_k |C_k| ρ_τ(ȳ_k − z̄_k β), z̄_k = (1, x̄_k), τ = c⁺/(c⁺ + c⁻), times c⁺ + c⁻ (= 2 for
+LAD), solved by :func:`aidopt.solvers.frisch_newton.frisch_newton`; its dual point a gives the
+lower bound (c⁺ + c⁻)(D(a) − ‖β‖₁ ‖Z̄'a − rhs‖_∞) on F^t (weak duality). A child c of a split
+cluster k starts from a_c = a_k |C_c| / |C_k|, which keeps Z̄'a and the right-hand side exact.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,12 +56,19 @@ from aidopt.data.io import feature_matrix, target_column
 from aidopt.exceptions import DataError
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.solvers.base import SolveResult
-from aidopt.validation import check_bool, check_matrix, check_vector
+from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.solvers.frisch_newton import frisch_newton
+from aidopt.validation import check_bool, check_choice, check_matrix, check_real, check_vector
 
-__all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution"]
+__all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
 _BASIC, _LOWER, _UPPER = 1, 0, 2  # HiGHS basis status codes
+_FN_STATUS = {
+    "optimal": SolveStatus.OPTIMAL,
+    "iteration_limit": SolveStatus.ITERATION_LIMIT,
+    "time_limit": SolveStatus.TIME_LIMIT,
+    "numerical_error": SolveStatus.ERROR,
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,7 +110,7 @@ class LADData:
 
 @dataclass(frozen=True, eq=False)
 class LADAggregate:
-    """Aggregated data: cluster sums of (1, x) and y; centroids = sums / |C_k|."""
+    """Aggregated data: cluster sums of x and y, weights; centroids = sums / |C_k|."""
 
     x_sum: NDArray[np.float64]  # (K, m)   Σ_{i∈C_k} x_i
     y_sum: NDArray[np.float64]  # (K,)     Σ_{i∈C_k} y_i
@@ -105,6 +125,15 @@ class LADAggregate:
     def ybar(self) -> NDArray[np.float64]:
         return self.y_sum / self.weight
 
+    def design(self, intercept: bool) -> NDArray[np.float64]:
+        """Z̄ = (1, x̄_k) per row (x̄ alone without intercept), built without temporaries."""
+        K, m = self.x_sum.shape
+        Z = np.empty((K, m + int(intercept)))
+        if intercept:
+            Z[:, 0] = 1.0
+        np.divide(self.x_sum, self.weight[:, None], out=Z[:, int(intercept) :])
+        return Z
+
 
 @dataclass(frozen=True)
 class LADSolution:
@@ -112,27 +141,80 @@ class LADSolution:
 
     coef: NDArray[np.float64]
     intercept: float
+    partition: Partition | None = field(default=None, repr=False, compare=False)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return np.asarray(X, dtype=np.float64) @ self.coef + self.intercept
 
 
 class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
-    """LAD regression (2)/(3). ``fit_intercept`` adds β₀ (a column of ones)."""
+    """LAD regression (2)/(3). ``fit_intercept`` adds β₀ (a column of ones).
+
+    Policy options (measured in docs/lad.md):
+    init : initial clustering of the sample-fit residuals r: 'kmeans' (the paper: one k-means
+        pass on (r, y)), 'kmeans-r' (one pass on r alone), 'bins' (equal-count bins of r).
+    sample_fit : 'lstsq' or 'fn' (LAD by Frisch–Newton) for the sample fit.
+    split : 'sign' (Prop. 1: split impure clusters by residual sign) or 'band' (sign × residual
+        magnitude band: entries near the fit get their own clusters).
+    warm_start : carry the previous iteration into the next solve: for 'highs' the simplex basis
+        mapped to the children ('inherit': children keep the parent's status; 'regime': extra
+        children of a basic parent and every child of a nonbasic parent sit at the bound its
+        sign asks for), for 'fn' the dual a inherited in proportion to weight; 'none': cold.
+    """
 
     name: ClassVar[str] = "lad"
     problem_class: ClassVar[ProblemClass] = ProblemClass.LP
     gives_lower_bound: ClassVar[bool] = True
+    special_solvers: ClassVar[tuple[str, ...]] = ("fn",)
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.1, problems (2)-(4), Props. 1-2"
 
-    def __init__(self, fit_intercept: bool = True) -> None:
+    def __init__(
+        self,
+        fit_intercept: bool = True,
+        *,
+        init: str = "kmeans",
+        sample_fit: str = "lstsq",
+        split: str = "sign",
+        warm_start: str = "inherit",
+        band: float = 2.0,
+        fn_tol: float = 1e-9,
+        minority: float = 0.05,
+        bins: int = 4,
+        sfac: float = 1.2,
+    ) -> None:
+        self.sfac = sfac
+        self.minority = minority
+        self.bins = bins
         self.fit_intercept = fit_intercept
+        self.init = init
+        self.sample_fit = sample_fit
+        self.split = split
+        self.warm_start = warm_start
+        self.band = band
+        self.fn_tol = fn_tol
+
+    #: costs (c⁺, c⁻) of a positive and a negative residual: |r| = 1·r⁺ + 1·r⁻
+    def costs(self) -> tuple[float, float]:
+        return 1.0, 1.0
 
     def check_params(self) -> None:
-        check_bool(self.fit_intercept, "fit_intercept", type(self).__name__)
+        owner = type(self).__name__
+        check_bool(self.fit_intercept, "fit_intercept", owner)
+        check_choice(self.init, "init", owner, ("kmeans", "kmeans-r", "bins", "band"))
+        check_choice(self.sample_fit, "sample_fit", owner, ("lstsq", "fn"))
+        check_choice(self.split, "split", owner, ("sign", "band", "minority"))
+        check_choice(self.warm_start, "warm_start", owner, ("inherit", "regime", "none"))
+        check_real(self.band, "band", owner, low=0.0)
+        check_real(self.fn_tol, "fn_tol", owner, low=0.0, high=1.0)
 
     def summary(self) -> dict[str, Any]:
-        return {"fit_intercept": self.fit_intercept}
+        return {
+            "fit_intercept": self.fit_intercept,
+            "init": self.init,
+            "sample_fit": self.sample_fit,
+            "split": self.split,
+            "warm_start": self.warm_start,
+        }
 
     def n_coefficients(self, data: LADData) -> int:
         return data.m + int(self.fit_intercept)
@@ -140,7 +222,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     # ------------------------------------------------------------------ data
     def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> LADData:
         if target is None:
-            raise DataError("LAD needs a target column.")
+            raise DataError(f"{type(self).__name__} needs a target column.")
         y = target_column(frame, target)
         if not pd.api.types.is_numeric_dtype(y):
             raise DataError(f"Target column {target!r} is not numeric.")
@@ -159,27 +241,77 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def default_rate(self, data: LADData) -> float:
         """r^0 = max{3m/n, 0.0005} if m·n > 5·10^8, else max{2m/n, 0.0005} (paper §4)."""
         m, n = self.n_coefficients(data), data.n
+        if self.init == "band":
+            return min(1.0, self._band_fraction(data) + 2 * self.bins * m / n)
         factor = 3 if m * n > 5e8 else 2
         return min(1.0, max(factor * m / n, 0.0005))
+
+    def _sample_size(self, data: LADData) -> int:
+        p = self.n_coefficients(data)
+        return int(min(data.n, max(20 * p, round(self.sfac * data.n ** (2 / 3) * p**0.5))))
+
+    def _band_fraction(self, data: LADData) -> float:
+        return min(1.0, self.band * self._sample_size(data) / data.n)
 
     def initial_partition(self, data: LADData, rate: float, rng: np.random.Generator) -> Partition:
         """Paper §4: fit on a small random sample → residuals r; one k-means pass on (r, y)."""
         p = self.n_coefficients(data)
+        if self.init == "band":
+            return self._band_partition(data, rate, rng)
         size = min(data.n, max(20 * p, 1000))
         sample = rng.choice(data.n, size=size, replace=False)
         coef, intercept = self._sample_fit(data.X[sample], data.y[sample])
         residual = data.y - data.X @ coef - intercept
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, p + 1))
-        return Partition.from_labels(kmeans_one_pass(np.column_stack([residual, data.y]), k, rng))
+        if self.init == "kmeans":
+            labels = kmeans_one_pass(np.column_stack([residual, data.y]), k, rng)
+        elif self.init == "kmeans-r":
+            labels = kmeans_one_pass(residual, k, rng)
+        else:
+            order = np.argsort(residual, kind="stable")
+            labels = np.empty(data.n, dtype=np.int64)
+            labels[order] = np.arange(data.n) * k // data.n
+        return Partition.from_labels(labels)
+
+    def _band_partition(self, data, rate, rng) -> Partition:
+        n = data.n
+        bins = self.bins * self.n_coefficients(data)
+        M = max(1, int(rate * n) - 2 * bins)
+        size = self._sample_size(data)
+        sample = rng.choice(n, size=size, replace=False)
+        coef, intercept = self._sample_fit(data.X[sample], data.y[sample])
+        residual = data.y - data.X @ coef - intercept
+        c_plus, c_minus = self.costs()
+        tau = c_plus / (c_plus + c_minus)
+        order = np.argsort(residual)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        centre = int(tau * n)
+        lo, hi = max(0, centre - M // 2), min(n, centre + (M - M // 2))
+        labels = np.empty(n, dtype=np.int64)
+        below, above = rank < lo, rank >= hi
+        labels[below] = rank[below] * bins // max(lo, 1)
+        labels[above] = bins + (rank[above] - hi) * bins // max(n - hi, 1)
+        mid = ~below & ~above
+        labels[mid] = 2 * bins + rank[mid]
+        return Partition.from_labels(labels)
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
-        """Least-squares fit on the sample: only used to place the initial clusters."""
+        """Fit on the sample (least squares or LAD): only used to place the initial clusters."""
         design = np.column_stack([np.ones(len(y)), X]) if self.fit_intercept else X
-        beta = np.linalg.lstsq(design, y, rcond=None)[0]
+        if self.sample_fit == "fn":
+            c_plus, c_minus = self.costs()
+            beta = frisch_newton(design, y, tau=c_plus / (c_plus + c_minus), tol=1e-6).coef
+        else:
+            beta = np.linalg.lstsq(design, y, rcond=None)[0]
         return (beta[1:], float(beta[0])) if self.fit_intercept else (beta, 0.0)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
+        if partition.n_clusters == data.n and np.array_equal(
+            partition.labels, np.arange(data.n)
+        ):  # singletons (the full problem): the data themselves, no copy
+            return LADAggregate(data.X, data.y, np.ones(data.n), partition)
         return LADAggregate(
             x_sum=partition.sums(data.X),
             y_sum=partition.sums(data.y),
@@ -190,6 +322,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     # ------------------------------------------------------------------ aggregated problem (3)
     def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
         xbar, ybar, weight = agg.xbar, agg.ybar, agg.weight
+        c_plus, c_minus = self.costs()
         model = pyo.ConcreteModel(name="LAD aggregated problem (3)")
         model.K = pyo.RangeSet(0, len(weight) - 1)  # clusters k ∈ K^t
         model.J = pyo.RangeSet(0, xbar.shape[1] - 1)  # attributes j ∈ J
@@ -200,9 +333,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         model.e_plus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁺_k
         model.e_minus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁻_k
 
-        @model.Objective(sense=pyo.minimize)  # (3) Σ_k |C_k| |ȳ_k − x̄_k β|
+        @model.Objective(sense=pyo.minimize)  # (3) Σ_k |C_k| |ȳ_k − x̄_k β|; c± = 1 for LAD
         def weighted_absolute_deviation(m):
-            return sum(weight[k] * (m.e_plus[k] + m.e_minus[k]) for k in m.K)
+            return sum(weight[k] * (c_plus * m.e_plus[k] + c_minus * m.e_minus[k]) for k in m.K)
 
         @model.Constraint(model.K)  # (3) ȳ_k − β₀ − x̄_k β = e⁺_k − e⁻_k
         def deviation(m, k):
@@ -219,26 +352,31 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def matrix_program(self, agg: LADAggregate, previous: Previous | None = None) -> MatrixProgram:
         columns = self._dual_columns(agg)  # (p, K): S_k as columns
         K = len(agg.weight)
-        start = self._warm_basis(agg, previous) if previous is not None else None
+        c_plus, c_minus = self.costs()
+        start = None
+        if previous is not None and self.warm_start != "none":
+            start = self._warm_basis(agg, previous, self.warm_start)
         return MatrixProgram(
             c=-agg.y_sum,
             A=sp.csc_matrix(columns),
             row_lower=np.zeros(columns.shape[0]),
             row_upper=np.zeros(columns.shape[0]),
-            col_lower=-np.ones(K),
-            col_upper=np.ones(K),
+            col_lower=np.full(K, -c_minus),
+            col_upper=np.full(K, c_plus),
             start_basis=start,
         )
 
     def solution_from_program(self, result: SolveResult, agg: LADAggregate) -> LADSolution:
-        beta = -np.asarray(result.row_duals)
-        if self.fit_intercept:
-            return LADSolution(coef=beta[1:].copy(), intercept=float(beta[0]))
-        return LADSolution(coef=beta, intercept=0.0)
+        return self._solution(-np.asarray(result.row_duals), agg)
 
     def program_bound(self, result: SolveResult, agg: LADAggregate) -> float | None:
         """t·s at the returned dual point: a lower bound on F^t by weak duality."""
         return float(agg.y_sum @ result.x)
+
+    def _solution(self, beta: NDArray[np.float64], agg: LADAggregate) -> LADSolution:
+        if self.fit_intercept:
+            return LADSolution(beta[1:].copy(), float(beta[0]), agg.partition)
+        return LADSolution(np.array(beta, dtype=np.float64), 0.0, agg.partition)
 
     def _dual_columns(self, agg: LADAggregate) -> NDArray[np.float64]:
         if self.fit_intercept:
@@ -246,12 +384,13 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return np.ascontiguousarray(agg.x_sum.T)
 
     @staticmethod
-    def _warm_basis(agg: LADAggregate, previous: Previous) -> tuple | None:
+    def _warm_basis(agg: LADAggregate, previous: Previous, rule: str) -> tuple | None:
         """Map the previous simplex basis to the split clusters.
 
-        A nonbasic parent's children keep its bound; of a basic parent's children the first
-        stays basic and the others sit at the bound their residual sign asks for (regime 1 →
-        s = +1), so the basis keeps exactly one basic column per basic parent.
+        'inherit': a nonbasic parent's children keep its bound; of a basic parent's children the
+        first stays basic and the others sit at the bound their residual sign asks for (regime
+        1 → s = c⁺), so the basis keeps exactly one basic column per basic parent. 'regime':
+        the same, but the children of a split nonbasic parent also take the bound of their sign.
         """
         part = agg.partition
         basis = previous.result.basis
@@ -259,18 +398,103 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             return None
         col_prev, row_prev = basis
         status = col_prev[part.parent].copy()
+        by_sign = np.where(part.cluster_regime == 1, _UPPER, _LOWER)
         basic_child = np.flatnonzero(status == _BASIC)
         _, first = np.unique(part.parent[basic_child], return_index=True)
         extra = np.setdiff1d(basic_child, basic_child[first], assume_unique=True)
-        status[extra] = np.where(part.cluster_regime[extra] == 1, _UPPER, _LOWER)
+        status[extra] = by_sign[extra]
+        if rule == "regime":
+            split = np.bincount(part.parent, minlength=col_prev.size)[part.parent] > 1
+            nonbasic = split & (status != _BASIC)
+            status[nonbasic] = by_sign[nonbasic]
         return status, row_prev
+
+    # ------------------------------------------------------------------ Frisch–Newton
+    def solve_special(
+        self,
+        solver: str,
+        agg: LADAggregate,
+        *,
+        time_limit: float | None,
+        verbose: bool,
+        options: dict[str, Any],
+        previous: Previous | None,
+    ) -> tuple[LADSolution | None, SolveResult]:
+        """(3) as weighted quantile regression by Frisch–Newton (see the module docstring)."""
+        if solver != "fn":
+            raise NotImplementedError(f"{type(self).__name__} has no special solver {solver!r}")
+        if time_limit is not None and time_limit <= 0.0:
+            return None, SolveResult(SolveStatus.TIME_LIMIT, message="no time left")
+        c_plus, c_minus = self.costs()
+        scale = c_plus + c_minus
+        Z = agg.design(self.fit_intercept)
+        start = self._fn_start(agg, previous) if self.warm_start != "none" else None
+        t0 = time.perf_counter()
+        fit = frisch_newton(
+            Z,
+            agg.ybar,
+            tau=c_plus / scale,
+            weights=agg.weight,
+            start=start,
+            time_limit=time_limit,
+            **{"tol": self.fn_tol, **options},
+        )
+        seconds = time.perf_counter() - t0
+        bound = fit.dual_objective - float(np.abs(fit.coef).sum()) * fit.dual_residual
+        result = SolveResult(
+            status=_FN_STATUS[fit.status],
+            objective=scale * fit.objective,
+            bound=scale * bound,
+            x=fit.dual,
+            seconds=seconds,
+            iterations=fit.iterations,
+            message=fit.status,
+            info={"vertex": fit.vertex, "ridge_iterations": fit.ridge_iterations},
+        )
+        return (self._solution(fit.coef, agg) if result.status.has_solution else None), result
+
+    def _fn_start(self, agg: LADAggregate, previous: Previous | None):
+        """(β, a) of the previous iteration; a child inherits a_parent |C_child| / |C_parent|."""
+        part = agg.partition
+        if previous is None or previous.result.x is None or part.parent is None:
+            return None
+        sol = previous.solution
+        coef = np.r_[sol.intercept, sol.coef] if self.fit_intercept else sol.coef
+        share = agg.weight / previous.aggregate.weight[part.parent]
+        return coef, previous.result.x[part.parent] * share
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
         residual = data.y - data.X @ solution.coef - solution.intercept
-        return Evaluation(
-            objective=float(np.abs(residual).sum()), regime=(residual > 0).astype(np.int64)
-        )
+        positive = residual > 0
+        c_plus, c_minus = self.costs()
+        total = float(residual.sum())
+        pos = float(residual[positive].sum())
+        objective = c_plus * pos - c_minus * (total - pos)
+        regime = positive.astype(np.int64)
+        finer = None
+        if self.split == "band":
+            size = np.abs(residual)
+            k = min(data.n - 1, int(self._band_fraction(data) * data.n))
+            near = size <= np.partition(size, k)[k]
+            finer = regime.copy()
+            finer[near] = 2 + np.flatnonzero(near)
+        elif self.split == "minority" and solution.partition is not None:
+            finer = self.split_hint(solution.partition, regime)
+        return Evaluation(objective=objective, regime=regime, split_regime=finer)
+
+    def split_hint(self, partition, regime):
+        """Minority singletons: in a cluster whose smaller sign part has at most `band`·|C_k|
+        entries, those entries become singletons; other impure clusters split by sign."""
+        labels = partition.labels
+        pos = np.bincount(labels, weights=regime, minlength=partition.n_clusters)
+        neg = partition.sizes - pos
+        minority_sign = (pos < neg).astype(np.int64)  # the sign of the smaller part
+        small = np.minimum(pos, neg) <= self.minority * partition.sizes
+        lone = small[labels] & (regime == minority_sign[labels])
+        finer = regime.copy()
+        finer[lone] = 2 + np.flatnonzero(lone)
+        return finer
 
     def solution_to_dict(self, data: LADData, solution: LADSolution) -> dict[str, Any]:
         return {
@@ -281,6 +505,29 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         }
 
 
+class QuantileModel(LADModel):
+    """Quantile regression at level τ = ``quantile``: min Σ_i ρ_τ(y_i − β₀ − x_i β)."""
+
+    name: ClassVar[str] = "quantile"
+    citation: ClassVar[str] = (
+        "Koenker & Bassett (1978); AID as in Park & Klabjan (2016), §3.1, with ρ_τ for |·|"
+    )
+
+    def __init__(self, quantile: float = 0.5, fit_intercept: bool = True, **policy: Any) -> None:
+        super().__init__(fit_intercept, **policy)
+        self.quantile = quantile
+
+    def costs(self) -> tuple[float, float]:
+        return self.quantile, 1.0 - self.quantile
+
+    def check_params(self) -> None:
+        check_real(self.quantile, "quantile", type(self).__name__, low=0.0, high=1.0)
+        super().check_params()
+
+    def summary(self) -> dict[str, Any]:
+        return {"quantile": self.quantile, **super().summary()}
+
+
 # ---------------------------------------------------------------------- CLI hooks
 MODEL_CLASS = LADModel
 
@@ -288,7 +535,15 @@ MODEL_CLASS = LADModel
 def add_cli_arguments(parser) -> None:
     """Options of ``aidopt solve lad``."""
     parser.add_argument("--no-intercept", action="store_true", help="fit without the intercept β₀")
+    parser.add_argument(
+        "--quantile",
+        type=float,
+        default=None,
+        help="quantile level τ in (0, 1): quantile regression Σ ρ_τ(r) instead of Σ |r|",
+    )
 
 
 def model_from_cli(args) -> LADModel:
+    if args.quantile is not None:
+        return QuantileModel(args.quantile, fit_intercept=not args.no_intercept)
     return LADModel(fit_intercept=not args.no_intercept)

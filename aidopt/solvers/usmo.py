@@ -38,6 +38,9 @@ invariant step by step; the cache F is updated with the two kernel rows k(x_i, �
 Once the test passes, F is recomputed from scratch (one O(n·m) kernel pass, as for the start) and
 the test repeated, so rounding drift of (15) cannot fake optimality. Memory is O(m) besides the
 data: kernel rows are computed on the fly, never the Gram matrix.
+
+``kernel="precomputed"`` (scikit-learn's convention) takes X as the Gram matrix itself; AID for PU
+uses it for the aggregated dual, whose Gram matrix is that of the clusters' feature-space centroids.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ from threadpoolctl import threadpool_limits
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel, squared_norms
 
-__all__ = ["USMOResult", "decision_function", "optimality_conditions", "usmo"]
+__all__ = ["USMOResult", "decision_function", "dual_bias", "optimality_conditions", "usmo"]
 
 _log = logging.getLogger("aidopt.solvers.usmo")
 _LINEAR = Kernel("linear")
@@ -86,6 +89,8 @@ class USMOResult:
     dual_objective : G(σ), the objective of (6).
     primal_objective : the objective of (5) at (α, β) with the optimal slacks.
     duality_gap : primal + dual + ½ α_Pᵀ K_PP α_P ≥ 0, a bound on the suboptimality of both.
+    norm_sq : αᵀKα, the squared RKHS norm ‖f − β‖² of the decision function.
+    train_decision : (n_samples,) f(x_i) on the rows solved on (in the row order of X).
     iterations : number of two-variable steps.
     status : "optimal" (KKT violation ≤ tol), "iteration_limit" or "stalled" (a pair step made
         no progress in floating point).
@@ -101,28 +106,43 @@ class USMOResult:
     dual_objective: float
     primal_objective: float
     duality_gap: float
+    norm_sq: float
+    train_decision: np.ndarray
     iterations: int
     status: Status
     kkt_violation: float
-    kernel: Kernel
+    kernel: Kernel | Literal["precomputed"]
     prior: float
     lam: float
     c1: float
     c2: float
 
     def decision_function(
-        self, X_train: np.ndarray | sp.spmatrix, X_new: np.ndarray | sp.spmatrix
+        self, X_train: np.ndarray | sp.spmatrix | None, X_new: np.ndarray | sp.spmatrix
     ) -> np.ndarray:
         """f(x) = Σ_i α_i k(x, x_i) + β for the rows of X_new (X_train: the rows solved on)."""
         return decision_function(self, X_train, X_new)
 
 
 def decision_function(
-    result: USMOResult, X_train: np.ndarray | sp.spmatrix, X_new: np.ndarray | sp.spmatrix
+    result: USMOResult,
+    X_train: np.ndarray | sp.spmatrix | None,
+    X_new: np.ndarray | sp.spmatrix,
 ) -> np.ndarray:
-    """Score new points: f(x) = Σ_i α_i k(x, x_i) + β (x_i: the rows of X_train)."""
-    X_train = _as_matrix(X_train, "X_train")
+    """Score new points: f(x) = Σ_i α_i k(x, x_i) + β (x_i: the rows of X_train).
+
+    With ``kernel="precomputed"``, X_new holds the kernel values k(x, x_i) against the training
+    rows (shape (n_new, n_train)) and X_train is not used.
+    """
     X_new = _as_matrix(X_new, "X_new")
+    if result.kernel == "precomputed":
+        if X_new.shape[1] != result.alpha.shape[0]:
+            raise DataError(
+                f"X_new has shape {X_new.shape}; with a precomputed kernel it must hold the "
+                f"kernel values against the {result.alpha.shape[0]} training rows."
+            )
+        return np.asarray(X_new @ result.alpha).ravel() + result.bias
+    X_train = _as_matrix(X_train, "X_train")
     if X_train.shape[0] != result.alpha.shape[0]:
         raise DataError(
             f"X_train has shape {X_train.shape} but the result has {result.alpha.shape[0]} "
@@ -171,7 +191,7 @@ def usmo(
     *,
     prior: float,
     lam: float,
-    kernel: Kernel = _LINEAR,
+    kernel: Kernel | Literal["precomputed"] = _LINEAR,
     weights: np.ndarray | None = None,
     tol: float = 1e-6,
     max_iter: int | None = None,
@@ -182,11 +202,12 @@ def usmo(
 
     Parameters
     ----------
-    X : (m, d) array or scipy.sparse matrix, all rows (labeled positives and unlabeled).
+    X : (m, d) array or scipy.sparse matrix, all rows (labeled positives and unlabeled); with
+        ``kernel="precomputed"`` the (m, m) Gram matrix K of those rows.
     labeled : (m,) bool mask, True for a labeled positive, False for an unlabeled row.
     prior : class prior π ∈ (0, 1) of the unlabeled data.
     lam : regularisation λ > 0 of (4).
-    kernel : the kernel k.
+    kernel : the kernel k, or "precomputed" (X is then K).
     weights : (m,) positive row weights (cluster sizes); default 1.
     tol : stop when the maximal KKT violation max A − min B (on f values) is ≤ tol.
     max_iter : maximal number of two-variable steps; default max(10⁷, 100·n_unlabeled).
@@ -197,10 +218,10 @@ def usmo(
     prior = _check_real("prior", prior, 0.0, 1.0)
     lam = _check_real("lam", lam, 0.0, math.inf)
     tol = _check_real("tol", tol, 0.0, math.inf)
-    if not isinstance(kernel, Kernel):
+    if not (isinstance(kernel, Kernel) or (isinstance(kernel, str) and kernel == "precomputed")):
         raise InvalidParameterError(
-            "The 'kernel' parameter of usmo must be an instance of 'aidopt.kernels.Kernel'. "
-            f"Got {kernel!r} instead."
+            "The 'kernel' parameter of usmo must be an instance of 'aidopt.kernels.Kernel' or "
+            f"the str 'precomputed'. Got {kernel!r} instead."
         )
     if max_iter is not None and not (
         isinstance(max_iter, Integral) and not isinstance(max_iter, bool) and max_iter >= 0
@@ -211,10 +232,17 @@ def usmo(
         )
     X, labeled, w = _validate_data(X, labeled, weights)
     pos, unl = np.flatnonzero(labeled), np.flatnonzero(~labeled)
+    if kernel == "precomputed":
+        if sp.issparse(X) or X.shape[0] != X.shape[1]:
+            raise DataError(
+                f"With kernel='precomputed' X must be a square Gram matrix; got shape {X.shape}."
+            )
+        ops: _FeatureKernel | _GramKernel = _GramKernel(X, pos, unl)
+    else:
+        ops = _FeatureKernel(kernel, X[pos], X[unl])
     p_w, n_w = math.fsum(w[pos]), math.fsum(w[unl])
     c1, c2 = prior / (2.0 * lam * p_w), 1.0 / (2.0 * lam * n_w)
-    Xu = X[unl] if sp.issparse(X) else np.asfortranarray(X[unl])  # Xu.T C-contiguous
-    pu = _PU(kernel, X, pos, unl, X[pos], Xu, c1 * w[pos], c2 * w[unl], prior, lam, c1, c2)
+    pu = _PU(kernel, ops, X, pos, unl, c1 * w[pos], c2 * w[unl], prior, lam, c1, c2)
     sigma = _initial_sigma(init, prior, pu.upper, prior / (2.0 * lam))
     if max_iter is None:
         max_iter = max(10_000_000, 100 * unl.size)
@@ -222,22 +250,79 @@ def usmo(
     # every BLAS call here is a thin product (2×d by d×n, or a few rows by d×n): threads only
     # add overhead, and on a loaded machine they made a 20k-row RBF solve 4× slower
     with threadpool_limits(limits=1, user_api="blas"):
-        b = _kernel_matvec(kernel, Xu, pu.Xp, pu.alpha_p)  # K_UP α_P, fixed
-        F = b - _kernel_matvec(kernel, Xu, Xu, sigma)
+        b = ops.up(pu.alpha_p)  # K_UP α_P, fixed
+        F = b - ops.uu(sigma)
         sigma, F, iterations, status = _smo_loop(pu, sigma, F, b, tol, max_iter, callback)
         return _finish(pu, sigma, F, b, iterations, status)
 
 
+class _FeatureKernel:
+    """Blocks of K on the rows of X, never stored: rows of K_UU are computed on the fly."""
+
+    def __init__(
+        self, kernel: Kernel, Xp: np.ndarray | sp.csr_matrix, Xu: np.ndarray | sp.csr_matrix
+    ) -> None:
+        self.kernel, self.Xp = kernel, Xp
+        self.Xu = Xu if sp.issparse(Xu) else np.asfortranarray(Xu)  # Xu.T C-contiguous
+        self.sq = squared_norms(self.Xu) if kernel.kind == "rbf" else None
+        self.diag = kernel.diag(self.Xu)
+
+    def rows(self, pair: np.ndarray) -> np.ndarray:
+        """K_{pair,U}: two kernel rows from one 2×d by d×n product."""
+        Xu, sq = self.Xu, self.sq
+        if sp.issparse(Xu):  # CSR times a dense d×2 block, then transposed
+            inner = np.asarray(Xu @ Xu[pair].T.toarray()).T
+        else:  # Xu is Fortran-ordered, so Xu.T is C-contiguous: a fast 2×d by d×n product
+            inner = Xu[pair] @ Xu.T
+        return self.kernel.from_inner(inner, None if sq is None else sq[pair], sq, Xu.shape[1])
+
+    def uu(self, v: np.ndarray) -> np.ndarray:
+        return _kernel_matvec(self.kernel, self.Xu, self.Xu, v)
+
+    def up(self, v: np.ndarray) -> np.ndarray:
+        return _kernel_matvec(self.kernel, self.Xu, self.Xp, v)
+
+    def pu(self, v: np.ndarray) -> np.ndarray:
+        return _kernel_matvec(self.kernel, self.Xp, self.Xu, v)
+
+    def pp(self, v: np.ndarray) -> np.ndarray:
+        return _kernel_matvec(self.kernel, self.Xp, self.Xp, v)
+
+
+class _GramKernel:
+    """Blocks of a precomputed Gram matrix G (kernel="precomputed")."""
+
+    def __init__(self, G: np.ndarray, pos: np.ndarray, unl: np.ndarray) -> None:
+        self.Kuu = np.ascontiguousarray(G[np.ix_(unl, unl)])
+        self.Kup = np.ascontiguousarray(G[np.ix_(unl, pos)])
+        self.Kpp = np.ascontiguousarray(G[np.ix_(pos, pos)])
+        self.diag = np.diagonal(self.Kuu).copy()
+
+    def rows(self, pair: np.ndarray) -> np.ndarray:
+        return self.Kuu[pair]
+
+    def uu(self, v: np.ndarray) -> np.ndarray:
+        return self.Kuu @ v
+
+    def up(self, v: np.ndarray) -> np.ndarray:
+        return self.Kup @ v
+
+    def pu(self, v: np.ndarray) -> np.ndarray:
+        return self.Kup.T @ v
+
+    def pp(self, v: np.ndarray) -> np.ndarray:
+        return self.Kpp @ v
+
+
 @dataclass(frozen=True)
 class _PU:
-    """The data of one PU problem: rows, fixed α_P = c1 w_P and the box C = c2 w_U."""
+    """The data of one PU problem: kernel blocks, fixed α_P = c1 w_P and the box C = c2 w_U."""
 
-    kernel: Kernel
+    kernel: Kernel | Literal["precomputed"]
+    ops: _FeatureKernel | _GramKernel
     X: np.ndarray | sp.csr_matrix
     pos: np.ndarray
     unl: np.ndarray
-    Xp: np.ndarray | sp.csr_matrix
-    Xu: np.ndarray | sp.csr_matrix
     alpha_p: np.ndarray
     upper: np.ndarray
     prior: float
@@ -256,11 +341,10 @@ def _smo_loop(
     callback: Callable[[int, np.ndarray], None] | None,
 ) -> tuple[np.ndarray, np.ndarray, int, Status]:
     """Maximal-violating-pair SMO on (6); returns (σ, exact F, iterations, status)."""
-    kernel, Xu, upper = pu.kernel, pu.Xu, pu.upper
-    n, d = Xu.shape
+    ops, upper = pu.ops, pu.upper
+    n = upper.size
     half = 0.5 * upper
-    sq = squared_norms(Xu) if kernel.kind == "rbf" else None
-    kdiag = kernel.diag(Xu)
+    kdiag = ops.diag
     # A = F + a_off on {σ < C} (−inf elsewhere), B = F + b_off on {σ > 0} (+inf elsewhere)
     a_off = np.where(sigma < upper, np.where(sigma < half, 1.0, -1.0), -np.inf)
     b_off = np.where(sigma > 0.0, np.where(sigma <= half, 1.0, -1.0), np.inf)
@@ -278,17 +362,12 @@ def _smo_loop(
             if exact:
                 status: Status = "optimal" if violation <= tol else "iteration_limit"
                 break
-            F = b - _kernel_matvec(kernel, Xu, Xu, sigma)  # drop rounding drift of (15)
+            F = b - ops.uu(sigma)  # drop rounding drift of (15)
             exact = True
             continue
         if it % 10_000 == 0:
             _log.debug("usmo: iteration %d, KKT violation %.3e", it, violation)
-        pair = np.array([i, j])
-        if sp.issparse(Xu):  # CSR times a dense d×2 block, then transposed
-            inner = np.asarray(Xu @ Xu[pair].T.toarray()).T
-        else:  # Xu is Fortran-ordered, so Xu.T is C-contiguous: a fast 2×d by d×n product
-            inner = Xu[pair] @ Xu.T
-        rows = kernel.from_inner(inner, None if sq is None else sq[pair], sq, d)
+        rows = ops.rows(np.array([i, j]))
         s_i, s_j = _pair_step(
             F[i], F[j], sigma[i], sigma[j], upper[i], upper[j], kdiag[i], kdiag[j], rows[0, j]
         )
@@ -297,7 +376,7 @@ def _smo_loop(
             if exact:
                 status = "stalled"
                 break
-            F = b - _kernel_matvec(kernel, Xu, Xu, sigma)
+            F = b - ops.uu(sigma)
             exact = True
             continue
         sigma[i], sigma[j] = s_i, s_j
@@ -383,29 +462,21 @@ def _finish(
 ) -> USMOResult:
     """Bias (16), objectives of (5) and (6), the duality gap and the result object."""
     kernel, upper, alpha_p = pu.kernel, pu.upper, pu.alpha_p
-    half = 0.5 * upper
-    lower_side = sigma < half
-    a_vals = np.where(sigma < upper, np.where(lower_side, F + 1.0, F - 1.0), -np.inf)
-    b_vals = np.where(sigma > 0.0, np.where(sigma <= half, F + 1.0, F - 1.0), np.inf)
-    violation = max(0.0, float(a_vals.max() - b_vals.min()))
-    free = (sigma > 0.0) & (sigma < upper) & (sigma != half)
-    if free.any():  # (16): f(x_u) = −1 on D1∩D3, +1 on D2∩D3
-        bias = float(np.mean(np.where(lower_side[free], -1.0, 1.0) - F[free]))
-    else:  # KKT interval [−min B, −max A]; both ends are finite since 0 < Σσ < Σ C
-        bias = float(-0.5 * (b_vals.min() + a_vals.max()))
+    bias, violation = dual_bias(sigma, F, upper)
     h = np.minimum(sigma, upper - sigma)
     dual = -0.5 * float(sigma @ (F + b)) - math.fsum(h)
-    Kpp_alpha = _kernel_matvec(kernel, pu.Xp, pu.Xp, alpha_p)
-    F_p = Kpp_alpha - _kernel_matvec(kernel, pu.Xp, pu.Xu, sigma)
+    Kpp_alpha = pu.ops.pp(alpha_p)
+    F_p = Kpp_alpha - pu.ops.pu(sigma)
     f_u = F + bias
     xi = np.maximum(np.maximum(f_u, 0.0), 0.5 * (1.0 + f_u))
     quad = 0.5 * (float(alpha_p @ F_p) - float(sigma @ F))  # ½ αᵀKα
     primal = -float(alpha_p @ F_p) - bias * pu.prior / (2.0 * pu.lam) + float(upper @ xi) + quad
     gap = primal + dual + 0.5 * float(alpha_p @ Kpp_alpha)
-    alpha = np.empty(pu.X.shape[0])
+    alpha, f = np.empty(pu.X.shape[0]), np.empty(pu.X.shape[0])
     alpha[pu.pos], alpha[pu.unl] = alpha_p, -sigma
+    f[pu.pos], f[pu.unl] = F_p + bias, f_u
     coef = None
-    if kernel.kind == "linear":
+    if kernel != "precomputed" and kernel.kind == "linear":
         coef = np.asarray(pu.X.T @ alpha, dtype=np.float64).ravel()
     _log.debug("usmo: dual %.10g, primal %.10g, gap %.3e, bias %.6g", dual, primal, gap, bias)
     return USMOResult(
@@ -418,6 +489,8 @@ def _finish(
         dual_objective=dual,
         primal_objective=primal,
         duality_gap=gap,
+        norm_sq=2.0 * quad,
+        train_decision=f,
         iterations=iterations,
         status=status,
         kkt_violation=violation,
@@ -427,6 +500,26 @@ def _finish(
         c1=pu.c1,
         c2=pu.c2,
     )
+
+
+def dual_bias(sigma: np.ndarray, F: np.ndarray, upper: np.ndarray) -> tuple[float, float]:
+    """The bias β of a dual point σ, and its KKT violation max(0, max A − min B).
+
+    β is the mean of (16) over the non-bound rows (0 < σ_u < C_u, σ_u ≠ C_u/2: f(x_u) = −1 if
+    σ_u < C_u/2, +1 if σ_u > C_u/2), else the midpoint of the KKT interval [−max A, −min B]
+    (digest §5.11); F = Kα on U (f without bias), C the box.
+    """
+    half = 0.5 * upper
+    lower_side = sigma < half
+    a_vals = np.where(sigma < upper, np.where(lower_side, F + 1.0, F - 1.0), -np.inf)
+    b_vals = np.where(sigma > 0.0, np.where(sigma <= half, F + 1.0, F - 1.0), np.inf)
+    violation = max(0.0, float(a_vals.max() - b_vals.min()))
+    free = (sigma > 0.0) & (sigma < upper) & (sigma != half)
+    if free.any():  # (16): f(x_u) = −1 on D1∩D3, +1 on D2∩D3
+        bias = float(np.mean(np.where(lower_side[free], -1.0, 1.0) - F[free]))
+    else:  # KKT interval [−min B, −max A]; both ends are finite since 0 < Σσ < Σ C
+        bias = float(-0.5 * (b_vals.min() + a_vals.max()))
+    return bias, violation
 
 
 def _initial_sigma(

@@ -1,0 +1,415 @@
+"""S3VM benchmark: AID1/AID5 on the SSL-book sets, the paper's Tables 6, 8 and 9 (§4.3).
+
+``aidopt bench s3vm --sets digit1,bci --labeled 10,100 --splits 0-11 --solvers gurobi,highs``
+runs, for every official split, AID with up to ``--max-iter`` iterations (5 = AID5; the
+solution after iteration 1 is AID1) for every cell of the paper's grid — M_l = 5,
+M_u ∈ {1, 0.1, 0.01, 0.001, 0.0001}, r^0 ∈ {0.01, 0.05} (n ≤ 10,000; else {0.0001, 0.0005}),
+balance ∈ {constraint, cost} — plus a supervised linear SVM on the labeled entries (the floor).
+Each (set, l, split, solver) group runs in a fresh process (``run_isolated``), every AID run with
+its own time limit. Outputs in ``--out``: ``s3vm_runs.csv`` (one row per run and AID level) and
+``s3vm_summary.md`` (best-parameter rates beside Table 6, the fixed setting of Table 8, times
+beside Table 9). The classification rate is the fraction of unlabeled entries whose label
+(Lemma 1: sign of the decision value) is right, averaged over splits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from aidopt.bench.common import run_isolated, write_outputs
+
+M_U_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
+BALANCES = ("constraint", "cost")
+SMALL_SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text", "coil2")
+
+# Table 6 (best parameters): (AID5, AID1, TSVM-RBF) for l = 10 and l = 100 (SecStr: 1,000/10,000)
+PAPER_TABLE6: dict[str, tuple[tuple, tuple]] = {
+    "digit1": ((86.6, 86.6, 82.2), (92.6, 92.0, 93.9)),
+    "usps": ((80.1, 80.4, 74.8), (86.5, 87.1, 90.2)),
+    "bci": ((52.9, 52.2, 50.9), (71.7, 69.1, 66.8)),
+    "g241c": ((79.7, 79.7, 75.3), (82.6, 82.6, 81.5)),
+    "g241d": ((59.5, 49.9, 49.2), (72.6, 59.3, 77.6)),
+    "text": ((66.4, 66.4, 68.8), (75.8, 75.8, 75.5)),
+    "coil2": ((90.9, 90.2, None), (87.0, 88.5, None)),
+    "secstr": ((64.3, 62.4, None), (69.7, 65.8, None)),
+}
+# Table 8: AID1 with M_l = 5, M_u = 1, r^0 = 0.01 and the balance technique chosen per set
+PAPER_TABLE8 = {
+    "digit1": (83.4, 90.4, "constraint"),
+    "usps": (80.4, 87.1, "cost"),
+    "bci": (51.2, 69.1, "cost"),
+    "g241c": (74.3, 76.0, "constraint"),
+    "g241d": (49.9, 53.6, "constraint"),
+    "text": (63.0, 75.8, "constraint"),
+}
+# Table 9: mean seconds over the grid per M_u (1 ... 0.0001), l = 10 then l = 100
+PAPER_TABLE9 = {
+    ("AID1", "digit1"): ((3, 2, 2, 6, 12), (1, 2, 4, 8, 28)),
+    ("AID1", "usps"): ((2, 2, 2, 2, 3), (3, 3, 3, 4, 5)),
+    ("AID1", "bci"): ((0, 1, 0, 0, 1), (1, 1, 2, 1, 2)),
+    ("AID1", "g241c"): ((3, 3, 3, 3, 6), (8, 7, 7, 8, 9)),
+    ("AID1", "g241d"): ((2, 2, 2, 2, 3), (5, 7, 7, 8, 5)),
+    ("AID1", "text"): ((212, 186, 187, 175, 163), (290, 273, 186, 181, 167)),
+    ("AID1", "coil2"): ((2, 2, 2, 2, 2), (4, 4, 4, 4, 5)),
+    ("AID1", "secstr"): ((9, 10, 9, 9, 10), (14, 14, 14, 12, 14)),
+    ("AID5", "digit1"): ((776, 633, 545, 15, 12), (935, 962, 770, 9, 28)),
+    ("AID5", "usps"): ((555, 542, 503, 471, 8), (929, 875, 947, 508, 8)),
+    ("AID5", "bci"): ((393, 394, 456, 246, 2), (605, 776, 753, 20, 2)),
+    ("AID5", "g241c"): ((511, 578, 492, 526, 25), (916, 979, 946, 864, 42)),
+    ("AID5", "g241d"): ((357, 372, 351, 281, 50), (877, 987, 894, 813, 87)),
+    ("AID5", "text"): ((649, 628, 342, 178, 163), (892, 753, 244, 181, 167)),
+    ("AID5", "coil2"): ((882, 889, 895, 870, 862), (1042, 1085, 1090, 1043, 959)),
+    ("AID5", "secstr"): ((1047, 1190, 848, 603, 196), (1338, 996, 861, 1031, 49)),
+}
+
+
+# ---------------------------------------------------------------------- one group (in a worker)
+def run_group(
+    dataset: str,
+    labeled: int,
+    split: int,
+    solver: str,
+    configs: list[dict[str, Any]],
+    max_iter: int,
+    time_limit: float,
+    M_l: float,
+) -> dict[str, Any]:
+    """Every config on one split with one solver (called in a fresh process by the worker)."""
+    from aidopt.data.sslbook import load_split
+
+    data_split = load_split(dataset, labeled, split)
+    rows = []
+    if solver == "svm":
+        rows.append(_supervised_svm(data_split, M_l))
+        return {"status": "ok", "rows": rows}
+    for config in configs:
+        rows.extend(_run_aid(data_split, solver, config, max_iter, time_limit, M_l))
+    return {"status": "ok", "rows": rows}
+
+
+def _supervised_svm(data_split, M_l: float) -> dict[str, Any]:
+    """The floor: a linear SVM (C = M_l) fitted on the labeled entries only."""
+    from sklearn.svm import SVC
+
+    lab = data_split.labeled
+    start = time.perf_counter()
+    fit = SVC(kernel="linear", C=M_l).fit(data_split.X[np.flatnonzero(lab)], data_split.y[lab])
+    seconds = time.perf_counter() - start
+    unl = np.flatnonzero(~lab)
+    accuracy = float((fit.predict(data_split.X[unl]) == data_split.y[unl]).mean())
+    return {"level": "SVM", "status": "optimal", "accuracy": accuracy, "seconds": seconds}
+
+
+def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict[str, Any]]:
+    from aidopt.driver import AIDSolver, Hook
+    from aidopt.exceptions import AidoptError
+    from aidopt.models.s3vm import S3VMData, S3VMModel
+
+    data = S3VMData.from_arrays(data_split.X, data_split.masked_target())
+    unl = np.flatnonzero(~data_split.labeled)
+    X_u, y_u = data_split.X[unl], data_split.y[unl]
+    model = S3VMModel(M_l=M_l, M_u=config["M_u"], balance=config["balance"])
+
+    class FirstIteration(Hook):
+        def on_start(self, solver, data, partition):
+            self.start = time.perf_counter()
+
+        def after_iteration(self, record, solution, partition):
+            if record.iteration == 1:
+                self.accuracy = float((solution.predict(X_u) == y_u).mean())
+                self.seconds = time.perf_counter() - self.start
+                self.objective = record.upper_bound
+                self.clusters = record.clusters
+
+    hook = FirstIteration()
+    base = {**config, "M_l": M_l, "solver": solver}
+    aid = AIDSolver(
+        model,
+        solver=solver,
+        max_iter=max_iter,
+        time_limit=time_limit,
+        rate=config["rate"],
+        random_state=0,
+        hooks=[hook],
+    )
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = aid.solve(data)
+    except AidoptError as exc:  # e.g. the licence refuses the first aggregated problem
+        status = "solver_limit" if "licence" in str(exc) else "error"
+        seconds = time.perf_counter() - start
+        return [
+            {
+                **base,
+                "level": "AID1",
+                "status": status,
+                "message": str(exc)[:200],
+                "seconds": seconds,
+            }
+        ]
+    rows = [
+        {
+            **base,
+            "level": "AID1",
+            "status": "optimal"
+            if result.certified and result.iterations == 1
+            else "iteration_limit",
+            "accuracy": hook.accuracy,
+            "seconds": hook.seconds,
+            "objective": hook.objective,
+            "iterations": 1,
+            "clusters": hook.clusters,
+        },
+    ]
+    if max_iter > 1:
+        rows.append(
+            {
+                **base,
+                "level": f"AID{max_iter}",
+                "status": result.status.value,
+                "message": result.message[:200],
+                "accuracy": float((result.solution.predict(X_u) == y_u).mean()),
+                "seconds": result.seconds,
+                "objective": result.objective,
+                "iterations": result.iterations,
+                "clusters": result.records[-1].clusters,
+            }
+        )
+    return rows
+
+
+# ---------------------------------------------------------------------- the benchmark
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sets", default=",".join(SMALL_SETS), help="comma-separated SSL-book sets"
+    )
+    parser.add_argument(
+        "--labeled", default=None, help="labeled sizes (default: 10,100; SecStr 1000,10000)"
+    )
+    parser.add_argument(
+        "--splits", default=None, help="split indices, e.g. 0-11 or 0,3 (default all)"
+    )
+    parser.add_argument("--solvers", default="gurobi,highs", help="gurobi, highs (comma-separated)")
+    parser.add_argument("--Mu", default=",".join(map(str, M_U_GRID)), help="M_u grid")
+    parser.add_argument("--Ml", type=float, default=5.0, help="M_l (paper: 5)")
+    parser.add_argument("--rates", default=None, help="r^0 grid (default: the paper's by n)")
+    parser.add_argument("--balances", default=",".join(BALANCES), help="constraint,cost,none")
+    parser.add_argument(
+        "--fixed",
+        action="store_true",
+        help="only Table 8's setting: M_u = 1, r^0 = 0.01, balance per set",
+    )
+    parser.add_argument("--max-iter", type=int, default=5, help="AID iterations (5: AID5 and AID1)")
+    parser.add_argument("--time-limit", type=float, default=120.0, help="seconds per AID run")
+    parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add to an existing s3vm_runs.csv and summarise everything",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from aidopt.data.sslbook import SETS, labeled_sizes, n_splits
+
+    sets = [s.strip().lower() for s in args.sets.split(",") if s.strip()]
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        raise SystemExit(f"unknown set(s): {', '.join(unknown)}; known: {', '.join(SETS)}")
+    solvers = ["svm", *[s.strip() for s in args.solvers.split(",") if s.strip()]]
+    rows = []
+    for name in sets:
+        sizes = _ints(args.labeled) if args.labeled else _default_sizes(name, labeled_sizes(name))
+        splits = _ints(args.splits) if args.splits else list(range(n_splits(name)))
+        configs = _configs(args, name)
+        for labeled in sizes:
+            for split in splits:
+                for solver in solvers:
+                    print(
+                        f"{name} l={labeled} split={split} {solver} ...",
+                        end="",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    todo = configs if solver != "svm" else []
+                    res = run_isolated(
+                        "aidopt.bench.s3vm:run_group",
+                        {
+                            "dataset": name,
+                            "labeled": labeled,
+                            "split": split,
+                            "solver": solver,
+                            "configs": todo,
+                            "max_iter": args.max_iter,
+                            "time_limit": args.time_limit,
+                            "M_l": args.Ml,
+                        },
+                        timeout=60 + (len(todo) + 1) * (args.time_limit * 1.5 + 30),
+                    )
+                    got = res.get("rows", [])
+                    print(
+                        f" {res.get('status')} ({len(got)} rows, {res['wall_seconds']:.0f} s)",
+                        file=sys.stderr,
+                    )
+                    if res.get("status") != "ok":
+                        got = [
+                            {
+                                "level": "group",
+                                "status": res.get("status"),
+                                "message": res.get("message", ""),
+                            }
+                        ]
+                    rows.extend(
+                        {"set": name, "labeled": labeled, "split": split, "solver": solver, **row}
+                        for row in got
+                    )
+    runs = pd.DataFrame(rows)
+    path = args.out / "s3vm_runs.csv"
+    if args.append and path.is_file():
+        runs = pd.concat([pd.read_csv(path), runs], ignore_index=True)
+    write_outputs(runs, args.out, "s3vm_runs")
+    text = summary_markdown(runs)
+    (args.out / "s3vm_summary.md").write_text(text)
+    print(text)
+    print(f"wrote {args.out}/s3vm_runs.csv and s3vm_summary.md", file=sys.stderr)
+    return 0
+
+
+def _ints(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.extend(range(int(lo), int(hi) + 1))
+        elif part.strip():
+            out.append(int(part))
+    return out
+
+
+def _default_sizes(name: str, sizes: tuple[int, ...]) -> list[int]:
+    return [1000, 10000] if name == "secstr" else list(sizes)
+
+
+def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
+    if args.fixed:
+        balance = PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
+        return [{"M_u": 1.0, "rate": 0.01 if name != "secstr" else 0.0001, "balance": balance}]
+    rates = (
+        [float(r) for r in args.rates.split(",")]
+        if args.rates
+        else ([0.0001, 0.0005] if name == "secstr" else [0.01, 0.05])
+    )
+    balances = [None if b == "none" else b for b in args.balances.split(",")]
+    m_u = [float(v) for v in args.Mu.split(",")]
+    return [{"M_u": mu, "rate": r, "balance": b} for r in rates for b in balances for mu in m_u]
+
+
+# ---------------------------------------------------------------------- summaries
+def summary_markdown(runs: pd.DataFrame) -> str:
+    """Tables 6, 8, 9 of the paper beside the measured ones (rates in %, means over splits)."""
+    ok = runs[runs["accuracy"].notna()] if "accuracy" in runs else runs.iloc[0:0]
+    parts = ["## Best-parameter classification rate (%) — cf. Table 6\n", _table6(ok, runs)]
+    parts += [
+        "\n## Fixed setting (M_u = 1, r^0 = 0.01, balance per set) — cf. Table 8\n",
+        _table8(ok),
+    ]
+    parts += [
+        "\n## Mean seconds per M_u (AID1; AID5 or fewer iterations) — cf. Table 9\n",
+        _table9(ok),
+    ]
+    return "".join(parts)
+
+
+def _mean_over_splits(frame: pd.DataFrame) -> pd.DataFrame:
+    keys = ["set", "labeled", "solver", "level", "M_u", "rate", "balance"]
+    frame = frame.assign(balance=frame["balance"].fillna("none"))
+    grouped = frame.groupby(keys, dropna=False)
+    return grouped.agg(
+        accuracy=("accuracy", "mean"), splits=("split", "nunique"), seconds=("seconds", "mean")
+    ).reset_index()
+
+
+def _table6(ok: pd.DataFrame, runs: pd.DataFrame) -> str:
+    head = (
+        "| set | l | method | solver | measured | splits | M_u, r^0, balance | paper |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    lines = [head]
+    aid = ok[ok["level"].str.startswith("AID")]
+    means = _mean_over_splits(aid) if len(aid) else aid
+    for (name, labeled), _ in ok.groupby(["set", "labeled"], sort=False):
+        col = 0 if labeled in (10, 1000) else 1
+        paper = PAPER_TABLE6.get(name, ((None,) * 3, (None,) * 3))[col]
+        svm = ok[(ok["set"] == name) & (ok["labeled"] == labeled) & (ok["level"] == "SVM")]
+        if len(svm):
+            lines.append(
+                f"| {name} | {labeled} | supervised SVM | sklearn | "
+                f"{100 * svm['accuracy'].mean():.1f} | {svm['split'].nunique()} | C = M_l |"
+                f" TSVM-RBF {_pct(paper[2])} |"
+            )
+        sub = means[(means["set"] == name) & (means["labeled"] == labeled)] if len(means) else means
+        for (level, solver), g in sub.groupby(["level", "solver"], sort=True):
+            best = g.sort_values(["splits", "accuracy"], ascending=False).iloc[0]
+            ref = paper[0] if level != "AID1" else paper[1]
+            lines.append(
+                f"| {name} | {labeled} | {level} | {solver} | {100 * best.accuracy:.1f} | "
+                f"{best.splits} | {best.M_u:g}, {best.rate:g}, {best.balance} | {_pct(ref)} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _table8(ok: pd.DataFrame) -> str:
+    lines = [
+        "| set | l | solver | measured AID1 | splits | paper AID1 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, (p10, p100, balance) in PAPER_TABLE8.items():
+        sel = (
+            ok[
+                (ok["set"] == name)
+                & (ok["level"] == "AID1")
+                & (ok["M_u"] == 1.0)
+                & (ok["rate"] == 0.01)
+                & (ok["balance"] == balance)
+            ]
+            if len(ok)
+            else ok
+        )
+        for (labeled, solver), g in sel.groupby(["labeled", "solver"]):
+            paper = p10 if labeled == 10 else p100
+            lines.append(
+                f"| {name} | {labeled} | {solver} | {100 * g['accuracy'].mean():.1f} | "
+                f"{g['split'].nunique()} | {paper:.1f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _table9(ok: pd.DataFrame) -> str:
+    lines = [
+        "| level | set | l | solver | seconds per M_u = 1, 0.1, 0.01, 0.001, 0.0001 | paper |",
+        "|---|---|---|---|---|---|",
+    ]
+    aid = ok[ok["level"].str.startswith("AID")] if len(ok) else ok
+    for (level, name, labeled, solver), g in aid.groupby(["level", "set", "labeled", "solver"]):
+        per = g.groupby("M_u")["seconds"].mean()
+        shown = ", ".join("-" if mu not in per else f"{per[mu]:.1f}" for mu in M_U_GRID)
+        key = ("AID1" if level == "AID1" else "AID5", name)
+        col = 0 if labeled in (10, 1000) else 1
+        paper = PAPER_TABLE9.get(key)
+        ref = ", ".join(map(str, paper[col])) if paper else "-"
+        lines.append(f"| {level} | {name} | {labeled} | {solver} | {shown} | {ref} |")
+    return "\n".join(lines) + "\n"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"

@@ -1,0 +1,894 @@
+"""Positive–unlabeled (PU) learning with the double-hinge loss (Sansone et al. 2019), under AID.
+
+Data: labeled positives P (p rows) and unlabeled rows U (n rows); class prior π ∈ (0, 1) of the
+unlabeled data, regularisation λ > 0, kernel k; c1 = π/(2λp), c2 = 1/(2λn); f(x) = Σ_i α_i k(x, x_i)
++ β. The empirical risk (3) with the double hinge, plus λ‖f‖², divided by 2λ, is the primal (5):
+
+    min_{α,β,ξ}  ½ αᵀKα − c1 Σ_{i∈P} f(x_i) + c2 Σ_{u∈U} ξ_u                              (5)
+    s.t.         ξ_u ≥ 0,   ξ_u ≥ f(x_u),   ξ_u ≥ (1 + f(x_u))/2                     u ∈ U
+
+(linear kernel: ½αᵀKα = ½‖w‖², f(x) = w·x + β, with w explicit). Its dual (6), in σ, δ ∈ ℝ^U:
+
+    min  ½ σᵀK_UUσ − c1 1ᵀK_PUσ − ½ Σ_u δ_u                                              (6)
+    s.t. Σ_u σ_u = c1 p = π/(2λ),  σ + δ/2 ≤ c2,  σ − δ/2 ≥ 0,  0 ≤ δ ≤ c2,
+
+α from (7): α_i = c1 on P, α_u = −σ_u on U; min (5) = −(min (6) + ½ c1² 1ᵀK_PP1). The bias β is
+(16), the mean of ∓1 − (Kα)_u over the non-bound u, or the midpoint of the KKT interval.
+
+AID for PU (derived in docs/pu.md). The loss of a positive, −f, is affine in f, so all positives
+aggregate exactly into one cluster; the loss of an unlabeled point, ℓ(f) = max(f, 0, (1 + f)/2),
+has three regimes (f ≤ −1, −1 < f < 1, f ≥ 1). The aggregated problem is (5) on the clusters'
+(feature-space) centroids φ̄_k, with weights |C_k| on the loss terms and the original c1, c2:
+
+    F^t = min ½‖w‖² − c1 Σ_{k∈P} |C_k| f(φ̄_k) + c2 Σ_{k∈U} |C_k| ℓ(f(φ̄_k)),   f(φ̄) = ⟨w, φ̄⟩ + β.
+
+By Jensen (ℓ convex, f affine in φ) F^t ≤ E* and F^{t−1} ≤ F^t; if every unlabeled cluster sits
+in one regime at the aggregated optimum, that optimum is optimal for (5). Linear kernel: the
+aggregated primal with w explicit (restricted to the span of the centroids when that is smaller);
+other kernels: the aggregated dual (6) with the centroid Gram K̄_kq = mean_{C_k×C_q} k. USMO
+solves either (weighted rows; the precomputed K̄ for kernels).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyomo.environ as pyo
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.data.io import feature_matrix, target_column
+from aidopt.exceptions import DataError, InvalidParameterError, SolverError
+from aidopt.kernels import Kernel, kernel_times
+from aidopt.partition import Partition
+from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.solvers.usmo import USMOResult, usmo
+from aidopt.span import CentroidSpan
+from aidopt.validation import check_bool, check_matrix, check_real
+
+__all__ = [
+    "PUAggregate",
+    "PUData",
+    "PUModel",
+    "PUSolution",
+    "double_hinge",
+    "dual_model",
+    "primal_kernel_model",
+    "primal_linear_model",
+]
+
+_LINEAR = Kernel("linear")
+_USMO_TOL = 1e-8  # KKT tolerance of USMO on f values (the margins are ±1 whatever λ is)
+# a generic solver's answer is refused when its primal–dual gap exceeds this (relative): it catches
+# wrong "optimal" answers; HiGHS's default QP regularisation (1e-7) leaves ~1e-5 gaps in its duals
+_GAP_RTOL = 1e-4
+_SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
+_SAMPLE_POSITIVE = 500
+_MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
+_BLOCK_ENTRIES = 1 << 21  # kernel entries per block when summing kernel columns (16 MiB)
+
+
+def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
+    """ℓ(f, −1) = max(f, 0, (1 + f)/2), the loss of an unlabeled point (digest §1.1)."""
+    return np.maximum(np.maximum(f, 0.0), 0.5 * (1.0 + f))
+
+
+def optimal_bias(
+    F: NDArray[np.float64], weight: NDArray[np.float64], c1p: float, c2: float
+) -> float:
+    """argmin_β −c1p·β + c2 Σ_u w_u ℓ(F_u + β), the best bias for fixed α (F = Kα on U).
+
+    The objective is convex piecewise linear in β with breakpoints −1 − F_u and 1 − F_u, each
+    raising the slope by ½ c2 w_u from −c1p (β → −∞) to c2 n − c1p > 0 (π < 1); the result is
+    the midpoint of the set of minimisers (which, at an optimal α, is the KKT interval of β).
+    """
+    breaks = np.r_[-1.0 - F, 1.0 - F]
+    order = np.argsort(breaks, kind="stable")
+    slope = -c1p + np.cumsum(np.r_[0.5 * c2 * weight, 0.5 * c2 * weight][order])
+    k = int(np.searchsorted(slope, 0.0))  # first breakpoint after which the slope is ≥ 0
+    lo = breaks[order[k]]
+    flat = slope[k] <= 1e-12 * c1p and k + 1 < breaks.size  # slope 0 up to the next breakpoint
+    return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
+
+
+def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The piece of ℓ an unlabeled point is on: 0 (f ≤ −1), 1 (−1 < f < 1), 2 (f ≥ 1)."""
+    return (f > -1.0).astype(np.int64) + (f >= 1.0)
+
+
+# ---------------------------------------------------------------------- data
+@dataclass(frozen=True, eq=False)
+class PUData:
+    """PU data: X (N × d) and the mask of the labeled positives (the rest is unlabeled)."""
+
+    X: NDArray[np.float64]
+    labeled: NDArray[np.bool_]
+    feature_names: tuple[str, ...]
+    target_name: str = "s"
+
+    def __post_init__(self) -> None:
+        if self.labeled.shape != (self.X.shape[0],):
+            raise DataError(
+                f"X has shape {self.X.shape} but labeled has shape {self.labeled.shape}."
+            )
+        if not self.labeled.any():
+            raise DataError(
+                "No labeled positives (target = 1): PU learning needs at least one labeled "
+                "positive row."
+            )
+        if self.labeled.all():
+            raise DataError(
+                "No unlabeled rows (target = 0): PU learning needs at least one unlabeled row."
+            )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike,
+        labeled: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "s",
+    ) -> PUData:
+        """Validate X (finite numbers) and the 0/1 (or bool) labels: 1 = labeled positive."""
+        X = check_matrix(X, "X")
+        s = np.asarray(labeled)
+        if s.ndim != 1 or s.shape[0] != X.shape[0]:
+            raise DataError(f"X has shape {X.shape} but the labels have shape {s.shape}.")
+        if s.dtype != bool:
+            values = pd.unique(pd.Series(s))
+            if not (np.issubdtype(s.dtype, np.number) and np.isin(s, (0, 1)).all()):
+                shown = ", ".join(map(repr, values[:10].tolist()))
+                raise DataError(
+                    "The PU target must be 1 (labeled positive) or 0 (unlabeled); "
+                    f"found the values {{{shown}}}."
+                )
+            s = s == 1
+        names = (
+            tuple(feature_names)
+            if feature_names is not None
+            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
+        )
+        if len(names) != X.shape[1]:
+            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        return cls(
+            X=X, labeled=np.ascontiguousarray(s), feature_names=names, target_name=target_name
+        )
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_labeled(self) -> int:
+        """p, the number of labeled positives."""
+        return int(self.labeled.sum())
+
+    @property
+    def n_unlabeled(self) -> int:
+        """n, the number of unlabeled rows."""
+        return self.n - self.n_labeled
+
+
+@dataclass(frozen=True, eq=False)
+class PUAggregate:
+    """Aggregated data: cluster sums of x, weights |C_k|, which clusters are labeled.
+
+    ``gram`` is the centroid Gram K̄_kq = mean over C_k × C_q of k (computed on first use, only
+    by the kernel forms).
+    """
+
+    x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} x_i
+    weight: NDArray[np.float64]  # (K,) |C_k|
+    labeled: NDArray[np.bool_]  # (K,) cluster of labeled positives
+    partition: Partition
+    kernel_sums: Any = None  # callable → H_ik = Σ_{j∈C_k} k(x_i, x_j), or None (linear)
+
+    @property
+    def xbar(self) -> NDArray[np.float64]:
+        return self.x_sum / self.weight[:, None]
+
+    @cached_property
+    def gram(self) -> NDArray[np.float64]:
+        T = self.partition.indicator() @ self.kernel_sums()  # T_kq = Σ_{C_k×C_q} k
+        return 0.5 * (T + T.T) / np.outer(self.weight, self.weight)
+
+
+@dataclass(frozen=True, eq=False)
+class PUSolution:
+    """f(x) = w·x + β (linear kernel) or Σ_i α_i k(x, x_i) + β over the training rows.
+
+    ``norm_sq`` = ‖f − β‖² (‖w‖² or αᵀKα); ``cluster_sigma`` the σ of (6) per cluster of the
+    aggregated problem (0 on labeled clusters) when a dual solver produced it. A kernel solution
+    is f(x) = Σ_k (ᾱ_k/|C_k|) Σ_{j∈C_k} k(x, x_j) + β: coefficients per cluster and the labels.
+    """
+
+    bias: float
+    coef: NDArray[np.float64] | None
+    norm_sq: float
+    cluster_sigma: NDArray[np.float64] | None = None
+    entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/|C_k|, kernel solutions
+    labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
+    train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
+
+    @property
+    def alpha(self) -> NDArray[np.float64] | None:
+        """α_i = ᾱ_k/|C_k| for every training row i ∈ C_k (kernel solutions), else None."""
+        return None if self.entry_coef is None else self.entry_coef[self.labels]
+
+
+# ---------------------------------------------------------------------- the QPs in Pyomo
+def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
+    """c1 = π/(2λp), c2 = 1/(2λn) with p, n the total weights of labeled / unlabeled rows."""
+    return prior / (2.0 * lam * float(weight[labeled].sum())), 1.0 / (
+        2.0 * lam * float(weight[~labeled].sum())
+    )
+
+
+def primal_linear_model(
+    xbar: NDArray[np.float64],
+    weight: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    prior: float,
+    lam: float,
+) -> pyo.ConcreteModel:
+    """(5) for the linear kernel with w explicit, on weighted rows (centroids x̄_k, weights w_k)."""
+    c1, c2 = _constants(weight, labeled, prior, lam)
+    model = pyo.ConcreteModel(name="PU primal (5), linear kernel")
+    model.P = pyo.Set(initialize=np.flatnonzero(labeled).tolist())  # labeled positive rows
+    model.U = pyo.Set(initialize=np.flatnonzero(~labeled).tolist())  # unlabeled rows
+    model.J = pyo.RangeSet(0, xbar.shape[1] - 1)  # features
+    model.w = pyo.Var(model.J)
+    model.beta = pyo.Var()  # β, the bias (not regularised)
+    model.xi = pyo.Var(model.U, domain=pyo.NonNegativeReals)  # ξ_u ≥ 0
+
+    @model.Expression(model.P | model.U)  # f(x_k) = w·x_k + β
+    def f(m, k):
+        return sum(xbar[k, j] * m.w[j] for j in m.J) + m.beta
+
+    @model.Objective(sense=pyo.minimize)  # (5): ½‖w‖² − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
+    def objective(m):
+        return (
+            0.5 * sum(m.w[j] ** 2 for j in m.J)
+            - c1 * sum(weight[k] * m.f[k] for k in m.P)
+            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
+        )
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
+    def hinge(m, u):
+        return m.xi[u] >= m.f[u]
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
+    def half_hinge(m, u):
+        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
+
+    return model
+
+
+def primal_kernel_model(
+    K: NDArray[np.float64],
+    weight: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    prior: float,
+    lam: float,
+) -> pyo.ConcreteModel:
+    """(5) in (α, β, ξ) with the kernel matrix K as a parameter (weighted rows; small n only)."""
+    c1, c2 = _constants(weight, labeled, prior, lam)
+    model = pyo.ConcreteModel(name="PU primal (5), kernel matrix")
+    model.I = pyo.RangeSet(0, K.shape[0] - 1)  # all rows
+    model.P = pyo.Set(initialize=np.flatnonzero(labeled).tolist())
+    model.U = pyo.Set(initialize=np.flatnonzero(~labeled).tolist())
+    model.alpha = pyo.Var(model.I)
+    model.beta = pyo.Var()
+    model.xi = pyo.Var(model.U, domain=pyo.NonNegativeReals)
+
+    @model.Expression(model.I)  # f(x_k) = Σ_i α_i k(x_k, x_i) + β
+    def f(m, k):
+        return sum(K[k, i] * m.alpha[i] for i in m.I) + m.beta
+
+    @model.Objective(sense=pyo.minimize)  # (5): ½ αᵀKα − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
+    def objective(m):
+        quadratic = sum(K[i, j] * m.alpha[i] * m.alpha[j] for i in m.I for j in m.I)
+        return (
+            0.5 * quadratic
+            - c1 * sum(weight[k] * m.f[k] for k in m.P)
+            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
+        )
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
+    def hinge(m, u):
+        return m.xi[u] >= m.f[u]
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
+    def half_hinge(m, u):
+        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
+
+    return model
+
+
+def dual_model(
+    K: NDArray[np.float64],
+    weight: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    prior: float,
+    lam: float,
+) -> pyo.ConcreteModel:
+    """(6) with the kernel matrix K as a parameter, weighted rows (box C_u = c2 w_u).
+
+    Declared as the Lagrangian dual of (5), max −(6) − ½ α_PᵀK_PPα_P with α_P = c1 w_P, so that
+    its optimum equals min (5) and its value at any feasible point is a lower bound on it.
+    """
+    c1, c2 = _constants(weight, labeled, prior, lam)
+    P, U = np.flatnonzero(labeled), np.flatnonzero(~labeled)
+    alpha_p = c1 * weight[P]
+    b = K[np.ix_(U, P)] @ alpha_p  # c1 1ᵀK_PU, weighted
+    offset = 0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p)
+    C = c2 * weight[U]
+    model = pyo.ConcreteModel(name="PU dual (6)")
+    model.U = pyo.RangeSet(0, U.size - 1)  # position u of an unlabeled row
+    model.sigma = pyo.Var(model.U, bounds=lambda m, u: (0.0, C[u]))
+    model.delta = pyo.Var(model.U, bounds=lambda m, u: (0.0, C[u]))  # 0 ≤ δ ≤ c2
+
+    @model.Objective(sense=pyo.maximize)  # −(6) − ½ α_PᵀK_PPα_P
+    def objective(m):
+        Kuu = K[np.ix_(U, U)]
+        quadratic = sum(Kuu[u, v] * m.sigma[u] * m.sigma[v] for u in m.U for v in m.U)
+        linear = sum(b[u] * m.sigma[u] + 0.5 * m.delta[u] for u in m.U)
+        return -0.5 * quadratic + linear - offset
+
+    @model.Constraint()  # Σσ = c1 p = π/(2λ)
+    def balance(m):
+        return sum(m.sigma[u] for u in m.U) == c1 * float(weight[P].sum())
+
+    @model.Constraint(model.U)  # σ + δ/2 ≤ c2
+    def upper(m, u):
+        return m.sigma[u] + 0.5 * m.delta[u] <= C[u]
+
+    @model.Constraint(model.U)  # σ − δ/2 ≥ 0
+    def lower(m, u):
+        return m.sigma[u] - 0.5 * m.delta[u] >= 0.0
+
+    return model
+
+
+# ---------------------------------------------------------------------- the model
+class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
+    """PU learning (5)/(6) under AID.
+
+    Parameters
+    ----------
+    prior : class prior π ∈ (0, 1) of the unlabeled data.
+    lam : regularisation λ > 0 of (4).
+    kernel : :class:`aidopt.kernels.Kernel` (default linear; the paper's Gaussian of scale 1 is
+        ``Kernel("rbf", gamma=0.5)``).
+    span_reduction : solve the linear primal in the span of the centroids when its rank is
+        below d (exact; keeps Gurobi's size-limited licence usable on wide data).
+    """
+
+    name: ClassVar[str] = "pu"
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    gives_lower_bound: ClassVar[bool] = True
+    special_solvers: ClassVar[tuple[str, ...]] = ("usmo",)
+    citation: ClassVar[str] = (
+        "Sansone, De Natale & Zhou (2019), Efficient Training for Positive Unlabeled Learning, "
+        "(5)-(7), (16); AID for PU derived in docs/pu.md"
+    )
+
+    def __init__(
+        self,
+        prior: float,
+        lam: float = 0.01,
+        kernel: Kernel = _LINEAR,
+        span_reduction: bool = True,
+    ) -> None:
+        self.prior = prior
+        self.lam = lam
+        self.kernel = kernel
+        self.span_reduction = span_reduction
+        self._kernel_cache: tuple[NDArray, NDArray, NDArray] | None = None
+
+    @property
+    def linear(self) -> bool:
+        return self.kernel.kind == "linear"
+
+    def check_params(self) -> None:
+        owner = type(self).__name__
+        check_real(self.prior, "prior", owner, low=0.0, high=1.0)
+        check_real(self.lam, "lam", owner, low=0.0)
+        if not isinstance(self.kernel, Kernel):
+            raise InvalidParameterError(
+                f"The 'kernel' parameter of {owner} must be an instance of "
+                f"'aidopt.kernels.Kernel'. Got {self.kernel!r} instead."
+            )
+        check_bool(self.span_reduction, "span_reduction", owner)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "prior": self.prior,
+            "lam": self.lam,
+            "kernel": self.kernel.kind,
+            "gamma": self.kernel.gamma,
+            "span_reduction": self.span_reduction,
+        }
+
+    def constants(self, data: PUData) -> tuple[float, float]:
+        """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem."""
+        return _constants(np.ones(data.n), data.labeled, self.prior, self.lam)
+
+    # ------------------------------------------------------------------ data
+    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> PUData:
+        if target is None:
+            raise DataError(
+                "PU learning needs a target column (1 = labeled positive, 0 = unlabeled)."
+            )
+        s = target_column(frame, target)
+        if s.isna().any():
+            raise DataError(f"Target column {target!r} has missing values.")
+        X, names = feature_matrix(frame, target)
+        return PUData.from_arrays(X, s.to_numpy(), names, target)
+
+    # ------------------------------------------------------------------ clustering
+    def default_rate(self, data: PUData) -> float:
+        """r^0 = max{1.1 m/N, 0.0001} (the paper's SVM rate), with ≥ 10 unlabeled clusters."""
+        return min(1.0, max(1.1 * data.m / data.n, 1e-4))
+
+    def initial_partition(self, data: PUData, rate: float, rng: np.random.Generator) -> Partition:
+        """All positives in one cluster (their loss is affine: exact); the unlabeled rows by one
+        k-means pass on the 1-D scores of a PU classifier fitted by USMO on a random sample."""
+        unl = np.flatnonzero(~data.labeled)
+        k = n_clusters_for_rate(rate, unl.size, minimum=min(unl.size, _MIN_CLUSTERS))
+        labels = np.zeros(data.n, dtype=np.int64)
+        labels[unl] = 1 + kmeans_one_pass(self._sample_scores(data, rng), k, rng)
+        return Partition.from_labels(labels)
+
+    def _sample_scores(self, data: PUData, rng: np.random.Generator) -> NDArray[np.float64]:
+        """f − β on the unlabeled rows, f fitted on ≤ 1,000 unlabeled and ≤ 500 positive rows
+        (weighted to stand for all of them; the linear kernel uses the positives' centroid)."""
+        pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
+        su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
+        Xu = data.X[unl]
+        if self.linear:
+            rows = np.vstack([data.X[pos].mean(axis=0), data.X[su]])
+            weights = np.r_[pos.size, np.full(su.size, unl.size / su.size)]
+        else:
+            sp_ = rng.choice(pos, size=min(pos.size, _SAMPLE_POSITIVE), replace=False)
+            rows = np.vstack([data.X[sp_], data.X[su]])
+            weights = np.r_[
+                np.full(sp_.size, pos.size / sp_.size), np.full(su.size, unl.size / su.size)
+            ]
+        mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
+        fit = usmo(
+            rows,
+            mask,
+            prior=self.prior,
+            lam=self.lam,
+            kernel=self.kernel,
+            weights=weights,
+            tol=1e-3,
+        )
+        if fit.coef is not None:
+            return Xu @ fit.coef
+        return kernel_times(self.kernel, Xu, rows, fit.alpha)
+
+    # ------------------------------------------------------------------ aggregated data
+    def aggregate(self, data: PUData, partition: Partition) -> PUAggregate:
+        labeled = np.zeros(partition.n_clusters, dtype=bool)
+        labeled[partition.labels[data.labeled]] = True
+        return PUAggregate(
+            x_sum=partition.sums(data.X),
+            weight=partition.sizes.astype(np.float64),
+            labeled=labeled,
+            partition=partition,
+            kernel_sums=None if self.linear else (lambda: self._kernel_sums(data, partition)),
+        )
+
+    def _kernel_sums(self, data: PUData, partition: Partition) -> NDArray[np.float64]:
+        """H (N × K), H_ik = Σ_{j∈C_k} k(x_i, x_j): the centroid Gram is S H / (|C_k||C_q|) and
+        f = H (ᾱ/|C|) + β on every row. After a split only the split clusters' columns are new
+        (N × |rows of the split clusters but the largest part of each| kernel evaluations, the
+        largest part being its parent's column minus its siblings'); memory O(N·K)."""
+        cache, parent = self._kernel_cache, partition.parent
+        if (
+            cache is not None
+            and parent is not None
+            and cache[0] is data.X
+            and parent.max() < cache[2].shape[1]
+            and np.array_equal(parent[partition.labels], cache[1])
+        ):
+            prev_labels, prev_H = cache[1], cache[2]
+            prev_sizes = np.bincount(prev_labels, minlength=prev_H.shape[1])
+            remade = np.flatnonzero(partition.sizes != prev_sizes[parent])
+            # the largest child of each split cluster is its parent minus its siblings
+            order = remade[np.lexsort((-partition.sizes[remade], parent[remade]))]
+            first = np.ones(order.size, dtype=bool)
+            first[1:] = parent[order][1:] != parent[order][:-1]
+            derived, direct = order[first], order[~first]
+            H = prev_H[:, parent]
+            H[:, direct] = self._column_sums(data.X, partition, direct)
+            siblings = sp.csr_matrix(
+                (np.ones(direct.size), (np.arange(direct.size), parent[direct])),
+                shape=(direct.size, prev_H.shape[1]),
+            )
+            H[:, derived] -= (H[:, direct] @ siblings)[:, parent[derived]]
+        else:
+            H = self._column_sums(data.X, partition, np.arange(partition.n_clusters))
+        self._kernel_cache = (data.X, partition.labels, H)
+        return H
+
+    def _column_sums(self, X: NDArray, partition: Partition, clusters: NDArray) -> NDArray:
+        """Σ_{j∈C_k} k(x_i, x_j) for every row i and the given clusters k (N × len(clusters))."""
+        out = np.empty((X.shape[0], clusters.size))
+        if clusters.size == 0:
+            return out
+        position = np.full(partition.n_clusters, -1)
+        position[clusters] = np.arange(clusters.size)
+        group = position[partition.labels]
+        rows = np.flatnonzero(group >= 0)
+        rows = rows[np.argsort(group[rows], kind="stable")]  # members of each cluster contiguous
+        starts = np.searchsorted(group[rows], np.arange(clusters.size))
+        B = X[rows]
+        step = max(1, _BLOCK_ENTRIES // rows.size)
+        for s in range(0, X.shape[0], step):
+            out[s : s + step] = np.add.reduceat(self.kernel(X[s : s + step], B), starts, axis=1)
+        return out
+
+    def _span(self, agg: PUAggregate) -> CentroidSpan | None:
+        """The centroids' span when it is smaller than the feature space (linear primal)."""
+        if not self.span_reduction or agg.weight.size >= agg.x_sum.shape[1]:
+            return None
+        span = CentroidSpan.of(agg.xbar)
+        return span if span.rank < agg.x_sum.shape[1] else None
+
+    # ------------------------------------------------------------------ aggregated problem
+    def build(self, agg: PUAggregate) -> pyo.ConcreteModel:
+        """Linear kernel: (5) with w explicit (in the centroids' span); else the dual (6)."""
+        if self.linear:
+            span = self._span(agg)
+            rows = agg.xbar if span is None else span.reduced
+            return primal_linear_model(rows, agg.weight, agg.labeled, self.prior, self.lam)
+        return dual_model(agg.gram, agg.weight, agg.labeled, self.prior, self.lam)
+
+    def extract(self, model: pyo.ConcreteModel, agg: PUAggregate) -> PUSolution:
+        if self.linear:
+            u = np.array([pyo.value(model.w[j]) for j in model.J])
+            return self._linear_solution(u, float(pyo.value(model.beta)), agg)
+        sigma = np.array([pyo.value(model.sigma[u]) for u in model.U])
+        return self._checked_dual_solution(sigma, agg, None)
+
+    def matrix_program(self, agg: PUAggregate, previous: Previous | None = None) -> MatrixProgram:
+        """Linear kernel: (5) with ℓ(f) = ½(1 + f)₊ + ½(f − 1)₊, x = [w (or u in the span), β,
+        ξ⁺, ξ⁻] (HiGHS's active-set QP cycles on the degenerate three-piece epigraph of (5) and
+        handles this one); other kernels: (6), x = [σ, δ]."""
+        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        P, U = np.flatnonzero(agg.labeled), np.flatnonzero(~agg.labeled)
+        nu, I_u = U.size, sp.identity(U.size, format="csc")
+        if self.linear:
+            span = self._span(agg)
+            rows = agg.xbar if span is None else span.reduced
+            r = rows.shape[1]
+            ones, zero = np.ones((nu, 1)), sp.csc_matrix((nu, nu))
+            A = sp.vstack(
+                [  # ξ⁺_u − f(x_u) ≥ 1;  ξ⁻_u − f(x_u) ≥ −1
+                    sp.hstack([-rows[U], -ones, I_u, zero]),
+                    sp.hstack([-rows[U], -ones, zero, I_u]),
+                ]
+            ).tocsc()
+            half_cost = 0.5 * c2 * agg.weight[U]
+            return MatrixProgram(
+                c=np.r_[
+                    -c1 * (agg.weight[P] @ rows[P]), -c1 * agg.weight[P].sum(), half_cost, half_cost
+                ],
+                A=A,
+                row_lower=np.r_[np.ones(nu), -np.ones(nu)],
+                row_upper=np.full(2 * nu, np.inf),
+                col_lower=np.r_[np.full(r + 1, -np.inf), np.zeros(2 * nu)],
+                col_upper=np.full(r + 1 + 2 * nu, np.inf),
+                Q=sp.block_diag(
+                    [sp.identity(r), sp.csc_matrix((1 + 2 * nu, 1 + 2 * nu))], format="csc"
+                ),
+            )
+        K = agg.gram
+        alpha_p = c1 * agg.weight[P]
+        C = c2 * agg.weight[U]
+        A = sp.vstack(
+            [  # Σσ = c1 p;  σ + δ/2 ≤ C;  σ − δ/2 ≥ 0
+                sp.hstack([sp.csr_matrix(np.ones((1, nu))), sp.csr_matrix((1, nu))]),
+                sp.hstack([I_u, 0.5 * I_u]),
+                sp.hstack([I_u, -0.5 * I_u]),
+            ]
+        ).tocsc()
+        total = self.prior / (2.0 * self.lam)
+        return MatrixProgram(
+            c=np.r_[-(K[np.ix_(U, P)] @ alpha_p), np.full(nu, -0.5)],
+            A=A,
+            row_lower=np.r_[total, np.full(nu, -np.inf), np.zeros(nu)],
+            row_upper=np.r_[total, C, np.full(nu, np.inf)],
+            col_lower=np.zeros(2 * nu),
+            col_upper=np.r_[C, C],
+            Q=sp.block_diag(
+                [sp.csc_matrix(K[np.ix_(U, U)]), sp.csc_matrix((nu, nu))], format="csc"
+            ),
+            offset=0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p),
+        )
+
+    def solution_from_program(self, result: SolveResult, agg: PUAggregate) -> PUSolution:
+        """The solution; refused (SolverError) when the solver's row duals show a duality gap."""
+        nu = int((~agg.labeled).sum())
+        if not self.linear:
+            return self._checked_dual_solution(result.x[:nu], agg, result)
+        span = self._span(agg)
+        r = agg.x_sum.shape[1] if span is None else span.rank
+        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg)
+        if result.row_duals is not None:
+            _check_gap(*self._linear_bounds(solution, result.row_duals, agg), result)
+        return solution
+
+    def program_bound(self, result: SolveResult, agg: PUAggregate) -> float | None:
+        """A lower bound on F^t by weak duality: −((6) + ½ α_PᵀK̄_PPα_P) at the σ the solver
+        returned (the primal's row duals, σ_u = a_u + b_u, for the linear kernel) made exactly
+        feasible; the solver's own bound when it returns no duals (Gurobi on a QP)."""
+        nu = int((~agg.labeled).sum())
+        if not self.linear:
+            sigma = _feasible_sigma(result.x[:nu], agg, self.prior, self.lam)
+            return self._dual_point(sigma, agg)[1]
+        if result.row_duals is None:
+            return result.bound
+        span = self._span(agg)
+        r = agg.x_sum.shape[1] if span is None else span.rank
+        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg)
+        return self._linear_bounds(solution, result.row_duals, agg)[0]
+
+    def _linear_solution(self, u: NDArray, beta: float, agg: PUAggregate) -> PUSolution:
+        span = self._span(agg)
+        w = u if span is None else span.lift(u)
+        return PUSolution(bias=beta, coef=w, norm_sq=float(w @ w))
+
+    def _linear_bounds(
+        self, solution: PUSolution, row_duals: NDArray, agg: PUAggregate
+    ) -> tuple[float, float]:
+        """(lower, upper) on F^t: the dual value at σ = a + b from the row duals of the two
+        hinge rows (made feasible), and the aggregated (5) at (w, β)."""
+        weight, labeled = agg.weight, agg.labeled
+        c1, c2 = _constants(weight, labeled, self.prior, self.lam)
+        nu = int((~labeled).sum())
+        sigma = _feasible_sigma(row_duals[:nu] + row_duals[nu:], agg, self.prior, self.lam)
+        alpha = np.where(labeled, c1 * weight, 0.0)
+        alpha[~labeled] = -sigma
+        w_sigma = agg.xbar.T @ alpha  # w(σ) = Σ_k ᾱ_k x̄_k, (7)
+        C = c2 * weight[~labeled]
+        lower = -0.5 * float(w_sigma @ w_sigma) + math.fsum(np.minimum(sigma, C - sigma))
+        f = agg.xbar @ solution.coef + solution.bias
+        upper = 0.5 * solution.norm_sq - c1 * float(weight[labeled] @ f[labeled])
+        upper += c2 * float(weight[~labeled] @ double_hinge(f[~labeled]))
+        return lower, upper
+
+    def _dual_point(self, sigma: NDArray, agg: PUAggregate) -> tuple[PUSolution, float, float]:
+        """(solution, lower bound, upper bound) on F^t at a feasible σ of the aggregated (6).
+
+        α from (7) per cluster, spread over the members (α_i = ᾱ_k/|C_k|); β the best bias for
+        that α (robust to a σ near, not at, a bound, unlike (16)); the
+        lower bound is −((6) + ½ α_PᵀK̄_PPα_P), the upper bound the aggregated (5) at (α, β).
+        """
+        K, weight, labeled = agg.gram, agg.weight, agg.labeled
+        c1, c2 = _constants(weight, labeled, self.prior, self.lam)
+        U = np.flatnonzero(~labeled)
+        alpha = np.where(labeled, c1 * weight, 0.0)
+        alpha[U] = -sigma
+        F = K @ alpha  # f − β at the centroids
+        C = c2 * weight[U]
+        beta = optimal_bias(F[U], weight[U], c1 * float(weight[labeled].sum()), c2)
+        norm_sq = float(alpha @ F)
+        f = F + beta
+        upper = 0.5 * norm_sq - c1 * float(weight[labeled] @ f[labeled])
+        upper += c2 * float(weight[U] @ double_hinge(f[U]))
+        # (6) = ½σᵀK_UUσ − σᵀK_UPα_P − Σ min(σ, C − σ) = ½αᵀKα − ½α_PᵀK_PPα_P − Σ min(σ, C − σ)
+        lower = -0.5 * norm_sq + math.fsum(np.minimum(sigma, C - sigma))
+        cluster_sigma = np.zeros(weight.size)
+        cluster_sigma[U] = sigma
+        solution = PUSolution(
+            bias=beta,
+            coef=None,
+            norm_sq=norm_sq,
+            cluster_sigma=cluster_sigma,
+            entry_coef=alpha / weight,
+            labels=agg.partition.labels,
+        )
+        return solution, lower, upper
+
+    def _checked_dual_solution(
+        self, sigma: NDArray, agg: PUAggregate, result: SolveResult | None
+    ) -> PUSolution:
+        """The solution at a generic solver's σ, refused when its duality gap is not closed."""
+        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
+        solution, lower, upper = self._dual_point(sigma, agg)
+        _check_gap(lower, upper, result)
+        return solution
+
+    # ------------------------------------------------------------------ USMO
+    def solve_special(
+        self,
+        solver: str,
+        agg: PUAggregate,
+        *,
+        time_limit: float | None,
+        verbose: bool,
+        options: dict[str, Any],
+        previous: Previous | None,
+    ) -> tuple[PUSolution | None, SolveResult]:
+        """USMO on the aggregated rows (linear kernel, or singletons: the rows themselves) or on
+        the centroid Gram K̄ (kernel="precomputed"), warm-started from the previous σ.
+
+        Options: ``tol`` (KKT tolerance on f values, default 1e-8) and ``max_iter``; USMO has
+        no time limit.
+        """
+        unknown = set(options) - {"tol", "max_iter"}
+        if unknown:
+            raise InvalidParameterError(
+                f"Unknown USMO option(s) {sorted(unknown)}; USMO accepts 'tol' and 'max_iter'."
+            )
+        singletons = agg.weight.size == agg.partition.n
+        if self.linear or singletons:
+            X, kernel = agg.xbar, self.kernel
+        else:
+            X, kernel = agg.gram, "precomputed"
+        res = usmo(
+            X,
+            agg.labeled,
+            prior=self.prior,
+            lam=self.lam,
+            kernel=kernel,
+            weights=agg.weight,
+            tol=options.get("tol", _USMO_TOL),
+            max_iter=options.get("max_iter"),
+            init=_warm_start(agg, previous),
+        )
+        status = {
+            "optimal": SolveStatus.OPTIMAL,
+            "iteration_limit": SolveStatus.ITERATION_LIMIT,
+            "stalled": SolveStatus.ERROR,
+        }[res.status]
+        result = SolveResult(
+            status=status,
+            objective=res.primal_objective,
+            bound=res.primal_objective - res.duality_gap,  # −(dual + ½α_PᵀK_PPα_P)
+            iterations=res.iterations,
+            message=f"usmo {res.status}, KKT violation {res.kkt_violation:.2e}",
+            info={"duality_gap": res.duality_gap},
+        )
+        if status is not SolveStatus.OPTIMAL:
+            return None, result
+        return self._usmo_solution(res, agg), result
+
+    def _usmo_solution(self, res: USMOResult, agg: PUAggregate) -> PUSolution:
+        cluster_sigma = np.zeros(agg.weight.size)
+        cluster_sigma[~agg.labeled] = res.sigma
+        kernel = res.coef is None
+        singletons = agg.weight.size == agg.partition.n
+        return PUSolution(
+            bias=res.bias,
+            coef=res.coef,
+            norm_sq=res.norm_sq,
+            cluster_sigma=cluster_sigma,
+            entry_coef=res.alpha / agg.weight if kernel else None,
+            labels=agg.partition.labels if kernel else None,
+            train_decision=res.train_decision[agg.partition.labels] if singletons else None,
+        )
+
+    # ------------------------------------------------------------------ evaluation
+    def decision_function(
+        self, data: PUData, solution: PUSolution, X: ArrayLike | None = None
+    ) -> NDArray[np.float64]:
+        """f(x) for the rows of X (default: the training rows)."""
+        X = data.X if X is None else check_matrix(X, "X")
+        if X.shape[1] != data.m:
+            raise DataError(f"X has {X.shape[1]} columns but the model was fitted on {data.m}.")
+        if solution.coef is not None:
+            return X @ solution.coef + solution.bias
+        alpha = solution.alpha
+        support = np.flatnonzero(alpha)
+        return kernel_times(self.kernel, X, data.X[support], alpha[support]) + solution.bias
+
+    def training_scores(self, data: PUData, solution: PUSolution) -> NDArray[np.float64]:
+        """f on the training rows; a kernel solution of the partition whose kernel sums H are
+        cached is scored as f = H (ᾱ/|C|) + β with no kernel evaluation (and a USMO solution of
+        the full problem carries f)."""
+        if solution.train_decision is not None:
+            return solution.train_decision
+        cache = self._kernel_cache
+        if solution.coef is None and cache is not None and cache[1] is solution.labels:
+            return cache[2] @ solution.entry_coef + solution.bias
+        return self.decision_function(data, solution)
+
+    def evaluate(self, data: PUData, solution: PUSolution) -> Evaluation:
+        """E^t = (5) at the solution; regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
+        f = self.training_scores(data, solution)
+        c1, c2 = self.constants(data)
+        objective = (
+            0.5 * solution.norm_sq
+            - c1 * math.fsum(f[data.labeled])
+            + c2 * math.fsum(double_hinge(f[~data.labeled]))
+        )
+        regime = np.where(data.labeled, 0, _regime(f))
+        return Evaluation(objective=float(objective), regime=regime)
+
+    def solution_to_dict(self, data: PUData, solution: PUSolution) -> dict[str, Any]:
+        """β, w by column (linear kernel) and the prediction sign(f) of every row (f = 0 → +1)."""
+        out: dict[str, Any] = {"b": float(solution.bias)}
+        if solution.coef is not None:
+            out["w"] = {
+                name: float(v) for name, v in zip(data.feature_names, solution.coef, strict=True)
+            }
+        f = self.training_scores(data, solution)
+        out["predictions"] = np.where(f >= 0.0, 1, -1).tolist()
+        return out
+
+
+def _check_gap(lower: float, upper: float, result: SolveResult | None) -> None:
+    """Refuse a reported optimum whose primal–dual gap is open (never return a wrong answer)."""
+    if upper - lower > _GAP_RTOL * max(1.0, abs(upper)):
+        who = "The solver" if result is None else f"The solver ({result.message or 'optimal'})"
+        raise SolverError(
+            f"{who} returned a PU solution that is not optimal: primal {upper:.10g}, dual "
+            f"{lower:.10g}, gap {upper - lower:.3g}. HiGHS 1.15's active-set QP solver is known to "
+            "fail on PU problems beyond a few hundred rows (cf. ERGO-Code/HiGHS#1363); use "
+            "solver='usmo'."
+        )
+
+
+def _feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:
+    """σ clipped to its box and its sum set to π/(2λ) by spreading the residual over the room."""
+    C = _constants(agg.weight, agg.labeled, prior, lam)[1] * agg.weight[~agg.labeled]
+    sigma = np.clip(np.asarray(sigma, dtype=np.float64), 0.0, C)
+    residual = prior / (2.0 * lam) - math.fsum(sigma)
+    room = C - sigma if residual > 0 else sigma
+    return np.clip(sigma + residual * room / math.fsum(room), 0.0, C)
+
+
+def _warm_start(agg: PUAggregate, previous: Previous | None) -> NDArray | str:
+    """σ of the previous aggregated problem, each parent's σ shared by its children in
+    proportion to their sizes (feasible: same Σσ, same σ/C ratio)."""
+    part = agg.partition
+    if previous is None or part.parent is None or previous.solution.cluster_sigma is None:
+        return "feasible"
+    parent_sigma = previous.solution.cluster_sigma[part.parent]
+    parent_weight = previous.aggregate.weight[part.parent]
+    sigma = parent_sigma * agg.weight / parent_weight
+    return sigma[~agg.labeled]
+
+
+# ---------------------------------------------------------------------- CLI hooks
+MODEL_CLASS = PUModel
+
+
+def add_cli_arguments(parser) -> None:
+    """Options of ``aidopt solve pu`` (the default solver here is USMO)."""
+    parser.add_argument("--prior", type=float, required=True, help="class prior π in (0, 1)")
+    parser.add_argument(
+        "--lambda", dest="lam", type=float, default=0.01, help="regularisation λ > 0 (0.01)"
+    )
+    parser.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear")
+    parser.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="γ of rbf/poly (default 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
+    )
+    parser.add_argument("--degree", type=int, default=3, help="degree of poly (3)")
+    parser.add_argument("--coef0", type=float, default=1.0, help="offset of poly (1)")
+    parser.set_defaults(solver="usmo")
+
+
+def model_from_cli(args) -> PUModel:
+    kernel = Kernel(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
+    return PUModel(prior=args.prior, lam=args.lam, kernel=kernel)

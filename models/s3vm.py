@@ -1,0 +1,885 @@
+"""Semi-supervised SVM (S3VM), the Bennett–Demiriz MIQP, under AID (Park & Klabjan 2016, §3.3).
+
+Labeled entries I_l (labels y_i = ±1) and unlabeled entries I_u; f(x) = w·x + b. Problem (12):
+
+    E* = min ½‖w‖² + M_l Σ_{I_l} max{0, 1 − y_i f(x_i)} + M_u Σ_{I_u} max{0, 1 − |f(x_i)|}
+
+(the best label of an unlabeled entry is d_i = sign f(x_i), Lemma 1). Bennett–Demiriz MIQP (14),
+written with one η per unlabeled entry (equivalent to the paper's η⁺/η⁻ pair, K_u fewer columns):
+
+    min  ½‖w‖² + M_l Σ_{I_l} ξ_i + M_u Σ_{I_u} η_i
+    s.t. y_i f(x_i) ≥ 1 − ξ_i,  ξ_i ≥ 0                          i ∈ I_l        (14a)
+         f(x_i) + η_i + M⁺_i (1 − d_i) ≥ 1                        i ∈ I_u        (14b)
+         −f(x_i) + η_i + M⁻_i d_i ≥ 1,  η_i ≥ 0,  d_i ∈ {0, 1}     i ∈ I_u        (14d)
+
+Aggregated problem (15): the same model on the centroids x̄_k of labeled clusters C_k (one label
+each) and unlabeled clusters D_k, with weights |C_k|, |D_k| on the losses and one binary d_k per
+unlabeled cluster. The full MIQP (14) is (15) on singleton clusters. Options of §4.3:
+``balance="constraint"``: (1/|I_u|) Σ_{I_u} f(x_i) = (1/|I_l|) Σ_{I_l} y_i;
+``balance="cost"``: M_l is multiplied by max{1, |I_l^∓|/|I_l^±|} on the minority class (the
+paper states the aim — a larger weight for the minority class — but prints the two ratios the
+other way round; the aim is implemented).
+
+Exact pieces (see ``docs/s3vm.md``):
+
+* span reduction: w = Vᵀu with V an orthonormal basis of the centroid span (``aidopt.span``);
+  the model is solved in u ∈ ℝ^r, r ≤ K, which is what makes Gurobi's size-limited licence and
+  the separable outer approximation on HiGHS practical;
+* big-M from the data: an upper bound U on the aggregated optimum (the best of w = 0 and the
+  previous iteration's hyperplane) gives ‖u‖ ≤ W = √(2U), a range for b (each labeled loss term
+  is ≤ U) and so a range [f⁻_k, f⁺_k] for every score; M⁺_k = 1 − f⁻_k, M⁻_k = 1 + f⁺_k are then
+  never binding at an optimal point (checked again at the reported solution);
+* declustering (Prop. 5): labeled clusters split by 1 − y_i f(x_i) > 0; unlabeled clusters into
+  up to four parts by (1 − d̄_k f(x_i) > 0, f(x_i) > 0), encoded as regimes 0..3;
+* the certificate. Prop. 5 claims that "every cluster pure" proves optimality; it does not: the
+  unlabeled loss max{0, 1 − |f|} is not convex, so (15) is not a relaxation of (12) and pure
+  clusters only prove optimality among hyperplanes that keep the current clusters pure (tests
+  hold a counterexample). A valid certificate is added: with ρ_k = max_{i∈D_k} ‖x_i − x̄_k‖ and
+  W* = √(2E^t) ≥ ‖w*‖, every unlabeled entry has max{0, 1 − |f(x_i)|} ≥ max{0, 1 − ρ_k W* −
+  |f(x̄_k)|}, so (15) with unlabeled margins 1 − ρ_k W* is a relaxation of (12). When every
+  cluster is pure, that problem is solved; the run is certified optimal only when its proven
+  bound L satisfies E^t − L ≤ cert_tol·max{1, |E^t|}. Otherwise the unlabeled clusters that its
+  solution places inside the margin are halved along its hyperplane (regimes 4..7) and AID goes
+  on. The aggregated optimum F^t is no lower bound (``gives_lower_bound = False``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyomo.environ as pyo
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from aidopt.clustering import kmeans_one_pass
+from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.data.io import target_column
+from aidopt.exceptions import AidoptError, DataError
+from aidopt.partition import Partition, nested_labels
+from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.span import CentroidSpan
+from aidopt.validation import check_choice, check_matrix, check_real
+
+__all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
+
+_NEG, _POS, _UNL = 0, 1, 2  # entry groups: labeled −1, labeled +1, unlabeled
+_BALANCES = ("constraint", "cost", None)
+_MIN_CLUSTERS = 10  # the paper: at least 10 initial clusters
+_DEFAULT_OPTIONS = {
+    "gurobi": {"MIPGap": 1e-9, "MIPGapAbs": 1e-10},
+    "highs": {"tol": 1e-8, "abs_tol": 1e-9},
+}
+
+
+# ---------------------------------------------------------------------- data
+@dataclass(frozen=True, eq=False)
+class S3VMData:
+    """Features X (n × m, dense or CSR) and labels y: ±1 on labeled rows, 0 on unlabeled rows.
+
+    ``classes`` = (value shown as −1, value shown as +1) in the user's target column.
+    """
+
+    X: NDArray[np.float64] | sp.csr_matrix
+    y: NDArray[np.float64]
+    feature_names: tuple[str, ...]
+    target_name: str = "y"
+    classes: tuple[Any, Any] = (-1, 1)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike | sp.spmatrix,
+        y: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "y",
+    ) -> S3VMData:
+        """``y`` holds the class of labeled rows and NaN (or None) on unlabeled rows."""
+        X = check_matrix(X, "X", accept_sparse=True)
+        target = pd.Series(np.asarray(y, dtype=object).ravel())
+        if target.shape[0] != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {target.shape[0]} entries.")
+        labeled = target.notna().to_numpy()
+        if not labeled.any():
+            raise DataError("No labeled rows: S3VM needs labeled rows of both classes.")
+        if labeled.all():
+            raise DataError(
+                "No unlabeled rows (an empty target marks one): S3VM needs unlabeled rows; "
+                "for labeled data only use a supervised SVM."
+            )
+        values = pd.unique(target[labeled])
+        if len(values) != 2:
+            raise DataError(
+                f"S3VM needs exactly two classes among the labeled rows; found {len(values)}: "
+                f"{sorted(map(str, values))}."
+            )
+        classes = _class_order(values)
+        signed = np.zeros(X.shape[0])
+        signed[labeled] = np.where(target[labeled].to_numpy() == classes[1], 1.0, -1.0)
+        names = (
+            tuple(feature_names)
+            if feature_names is not None
+            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
+        )
+        if len(names) != X.shape[1]:
+            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        return cls(X=X, y=signed, feature_names=names, target_name=target_name, classes=classes)
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def labeled(self) -> NDArray[np.bool_]:
+        return self.y != 0
+
+    @property
+    def group(self) -> NDArray[np.int64]:
+        """Group of every entry: 0 labeled −1, 1 labeled +1, 2 unlabeled."""
+        return np.where(self.y > 0, _POS, np.where(self.y < 0, _NEG, _UNL)).astype(np.int64)
+
+
+def _class_order(values) -> tuple[Any, Any]:
+    """(−1 value, +1 value): ±1 kept as they are, else the sorted order (0/1 → −1/+1)."""
+    as_list = list(values)
+    try:
+        numeric = sorted(float(v) for v in as_list)
+        if numeric == [-1.0, 1.0]:
+            return (-1, 1)
+        return tuple(sorted(as_list, key=float))  # type: ignore[return-value]
+    except (TypeError, ValueError):
+        return tuple(sorted(as_list, key=str))  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------- aggregated data
+@dataclass(frozen=True, eq=False)
+class S3VMAggregate:
+    """Aggregated data of (15) in reduced, centred coordinates x̃_k = V (x̄_k − μ).
+
+    μ (``center``) is the mean of the unlabeled entries and V spans {x̄_k − μ}. The model uses
+    f(x) = w·(x − μ) + b' with b' = b + w·μ: the same hyperplanes (b is free), smaller score
+    ranges for the big-M, and the balance constraint becomes b' = ȳ_l (``y_l``, the mean label).
+    ``kind[k]`` is −1/+1 for a labeled cluster, 0 for an unlabeled one; ``cost[k]`` the loss
+    weight (M_l·balance factor·|C_k| or M_u·|D_k|). ``data`` is kept for the certificate's pass.
+    """
+
+    span: CentroidSpan
+    weight: NDArray[np.float64]
+    kind: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    center: NDArray[np.float64]
+    y_l: float
+    partition: Partition
+    data: S3VMData
+
+    @property
+    def xt(self) -> NDArray[np.float64]:
+        return self.span.reduced
+
+    @property
+    def L(self) -> NDArray[np.int64]:
+        return np.flatnonzero(self.kind != 0)
+
+    @property
+    def U(self) -> NDArray[np.int64]:
+        return np.flatnonzero(self.kind == 0)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """Data-derived bounds valid at every optimum of (15): ‖u‖ ≤ W, b ∈ [b_lo, b_hi]."""
+
+    upper: float  # U, an objective value of a feasible point
+    W: float
+    b_lo: float
+    b_hi: float
+    start: NDArray[np.float64]  # (r + 1,) the (u, b) that gave U
+
+    def score_range(self, xt_norm: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+        """[f⁻_k, f⁺_k] ⊇ {u·x̃_k + b}: Cauchy–Schwarz on ‖u‖ ≤ W."""
+        return self.b_lo - self.W * xt_norm, self.b_hi + self.W * xt_norm
+
+
+# ---------------------------------------------------------------------- solution
+@dataclass(frozen=True)
+class S3VMCertificate:
+    """The global-optimality check run when every cluster is pure (module docstring).
+
+    ``lower_bound`` is L (None when the bound problem was not solved to optimality),
+    ``W`` the norm bound √(2E^t), ``split`` an (n,) 0/1 array that halves the clusters the bound
+    problem exploits (None when certified).
+    """
+
+    certified: bool
+    upper_bound: float
+    lower_bound: float | None
+    W: float
+    kind: str  # "exact-clusters" (all ρ_k = 0) or "relaxed-margins"
+    split: NDArray[np.int64] | None = None
+
+
+@dataclass(frozen=True)
+class S3VMSolution:
+    """Hyperplane (w, b); d̄ of the unlabeled clusters (±1, 0 for labeled ones); F^t."""
+
+    w: NDArray[np.float64]
+    b: float
+    cluster_d: NDArray[np.float64]
+    aggregated_objective: float
+    partition: Partition
+    big_m: dict[str, float]
+    certificate: S3VMCertificate | None = None
+
+    def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
+        return np.asarray(X @ self.w).ravel() + self.b
+
+    def predict(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.int64]:
+        """Lemma 1: the label of an entry is the sign of its decision value (+1 at 0)."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)
+
+
+# ---------------------------------------------------------------------- the model
+class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
+    """S3VM (12)/(14)/(15). ``M_l``, ``M_u`` loss weights; ``balance`` as in §4.3.
+
+    ``cert_tol``: relative tolerance of the certificate E^t − L ≤ cert_tol·max{1, |E^t|}.
+    Solvers: ``"gurobi"`` (the MIQP directly) and ``"highs"`` (exact outer approximation on
+    HiGHS' MILP, ``aidopt.solvers.outer_approximation``) both run the certificate; a Pyomo MIQP
+    solver by name solves the Pyomo model of (15) and is certified only once every unlabeled
+    cluster is a singleton (then (15) is itself a relaxation of (12)).
+    """
+
+    name: ClassVar[str] = "s3vm"
+    problem_class: ClassVar[ProblemClass] = ProblemClass.MIQP
+    gives_lower_bound: ClassVar[bool] = False
+    special_solvers: ClassVar[tuple[str, ...]] = ("gurobi", "highs")
+    citation: ClassVar[str] = (
+        "Park & Klabjan (2016), §3.3, problems (12)-(16), Lemma 1, Prop. 5; "
+        "Bennett & Demiriz (1999)"
+    )
+
+    def __init__(
+        self,
+        M_l: float = 5.0,
+        M_u: float = 1.0,
+        balance: str | None = "constraint",
+        cert_tol: float = 1e-6,
+    ) -> None:
+        self.M_l = M_l
+        self.M_u = M_u
+        self.balance = balance
+        self.cert_tol = cert_tol
+
+    def check_params(self) -> None:
+        owner = type(self).__name__
+        check_real(self.M_l, "M_l", owner, low=0.0)
+        check_real(self.M_u, "M_u", owner, low=0.0)
+        check_choice(self.balance, "balance", owner, _BALANCES)
+        check_real(self.cert_tol, "cert_tol", owner, low=0.0, high=1.0, closed="left")
+
+    def summary(self) -> dict[str, Any]:
+        return {"M_l": self.M_l, "M_u": self.M_u, "balance": self.balance}
+
+    # ------------------------------------------------------------------ data
+    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> S3VMData:
+        if target is None:
+            raise DataError("S3VM needs a target column (empty on unlabeled rows).")
+        y = target_column(frame, target)
+        features = frame.drop(columns=[target])
+        if features.shape[1] == 0:
+            raise DataError(f"No feature columns: the table has only the target column {target!r}.")
+        bad = [str(c) for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
+        if bad:
+            raise DataError(f"Non-numeric feature columns: {', '.join(bad)}. Encode or drop them.")
+        return S3VMData.from_arrays(
+            features.to_numpy(dtype=np.float64),
+            y.to_numpy(dtype=object),
+            [str(c) for c in features.columns],
+            target,
+        )
+
+    def check_data(self, data: S3VMData) -> None:
+        counts = np.bincount(data.group, minlength=3)
+        if counts[_NEG] == 0 or counts[_POS] == 0:
+            raise DataError(
+                f"S3VM needs labeled rows of both classes; found {counts[_NEG]} of class "
+                f"{data.classes[0]!r} and {counts[_POS]} of class {data.classes[1]!r}."
+            )
+        if counts[_UNL] == 0:
+            raise DataError("No unlabeled rows: S3VM needs unlabeled rows (empty target).")
+
+    def balance_factors(self, data: S3VMData) -> tuple[float, float]:
+        """Multipliers of M_l for classes (−1, +1): 1 unless ``balance="cost"``."""
+        if self.balance != "cost":
+            return 1.0, 1.0
+        n_neg, n_pos = (data.y < 0).sum(), (data.y > 0).sum()
+        return max(1.0, n_pos / n_neg), max(1.0, n_neg / n_pos)
+
+    # ------------------------------------------------------------------ clustering
+    def default_rate(self, data: S3VMData) -> float:
+        """The smaller of the paper's r^0 values: 0.01 for n ≤ 10,000, else 0.0001 (§4)."""
+        return 0.01 if data.n <= 10_000 else 0.0001
+
+    def initial_partition(self, data: S3VMData, rate: float, rng: np.random.Generator) -> Partition:
+        """One k-means pass per group (labeled −1, labeled +1, unlabeled), ≥ 10 clusters (§4)."""
+        group = data.group
+        sizes = np.bincount(group, minlength=3)
+        k = np.minimum(sizes, np.maximum(1, np.ceil(rate * sizes))).astype(int)
+        k[_UNL] = min(sizes[_UNL], max(k[_UNL], _MIN_CLUSTERS - k[_NEG] - k[_POS]))
+        labels = np.zeros(data.n, dtype=np.int64)
+        for g in (_NEG, _POS, _UNL):
+            rows = np.flatnonzero(group == g)
+            block = data.X[rows]
+            block = block.toarray() if sp.issparse(block) else block
+            labels[rows] = kmeans_one_pass(block, int(k[g]), rng)
+        return Partition.from_labels(nested_labels(group, labels))
+
+    # ------------------------------------------------------------------ aggregated data
+    def aggregate(self, data: S3VMData, partition: Partition) -> S3VMAggregate:
+        weight = partition.sizes.astype(np.float64)
+        kind = np.zeros(partition.n_clusters)
+        kind[partition.labels] = data.y  # clusters never mix groups
+        centroids = partition.means(data.X)
+        centroids = centroids.toarray() if sp.issparse(centroids) else centroids
+        unl = kind == 0
+        center = weight[unl] @ centroids[unl] / weight[unl].sum()
+        span = CentroidSpan.of(centroids - center)
+        beta_neg, beta_pos = self.balance_factors(data)
+        cost = np.where(
+            kind < 0, self.M_l * beta_neg, np.where(kind > 0, self.M_l * beta_pos, self.M_u)
+        )
+        return S3VMAggregate(
+            span=span,
+            weight=weight,
+            kind=kind,
+            cost=cost * weight,
+            center=center,
+            y_l=float(data.y[data.labeled].mean()),
+            partition=partition,
+            data=data,
+        )
+
+    # ------------------------------------------------------------------ aggregated problem (15)
+    def build(self, agg: S3VMAggregate) -> pyo.ConcreteModel:
+        """(15) in Pyomo, in the reduced coordinates u (w = Vᵀu), with the data-derived big-M."""
+        bounds = self._bounds(agg, None, None)
+        xt, cost, kind = agg.xt, agg.cost, agg.kind
+        f_lo, f_hi = bounds.score_range(np.linalg.norm(xt, axis=1))
+        m = pyo.ConcreteModel(name="S3VM aggregated problem (15)")
+        m.J = pyo.RangeSet(0, agg.span.rank - 1)  # reduced coordinates j (w = Vᵀu)
+        m.L = pyo.Set(initialize=agg.L.tolist())  # labeled clusters k ∈ K_l
+        m.U = pyo.Set(initialize=agg.U.tolist())  # unlabeled clusters k ∈ K_u
+        m.u = pyo.Var(m.J, bounds=(-bounds.W, bounds.W))  # w in the centroid span
+        m.b = pyo.Var(bounds=(bounds.b_lo, bounds.b_hi))
+        m.xi = pyo.Var(m.L, domain=pyo.NonNegativeReals)  # ξ_k
+        m.eta = pyo.Var(m.U, domain=pyo.NonNegativeReals)  # η_k (one per cluster, see docstring)
+        m.d = pyo.Var(m.U, domain=pyo.Binary)  # d_k = 1 ⇔ class +1
+
+        def f(m, k):
+            return sum(xt[k, j] * m.u[j] for j in m.J) + m.b
+
+        @m.Objective(sense=pyo.minimize)  # (15) ½‖w‖² + Σ_k |C_k| M_l ξ_k + Σ_k |D_k| M_u η_k
+        def objective(m):
+            return (
+                0.5 * sum(m.u[j] ** 2 for j in m.J)
+                + sum(cost[k] * m.xi[k] for k in m.L)
+                + sum(cost[k] * m.eta[k] for k in m.U)
+            )
+
+        @m.Constraint(m.L)  # (14a) ȳ_k f(x̄_k) ≥ 1 − ξ_k
+        def labeled_margin(m, k):
+            return kind[k] * f(m, k) >= 1 - m.xi[k]
+
+        @m.Constraint(m.U)  # (14b) f(x̄_k) + η_k + M⁺_k (1 − d_k) ≥ 1
+        def positive_side(m, k):
+            return f(m, k) + m.eta[k] + (1 - f_lo[k]) * (1 - m.d[k]) >= 1
+
+        @m.Constraint(m.U)  # (14d) −f(x̄_k) + η_k + M⁻_k d_k ≥ 1
+        def negative_side(m, k):
+            return -f(m, k) + m.eta[k] + (1 + f_hi[k]) * m.d[k] >= 1
+
+        if self.balance == "constraint":
+
+            @m.Constraint()  # §4.3 mean score of I_u = mean label of I_l (centred: b' = ȳ_l)
+            def balance(m):
+                return m.b == agg.y_l
+
+        return m
+
+    def extract(self, model: pyo.ConcreteModel, agg: S3VMAggregate) -> S3VMSolution:
+        u = np.array([pyo.value(model.u[j]) for j in model.J], dtype=np.float64)
+        d = np.zeros(len(agg.weight))
+        for k in model.U:
+            d[k] = 1.0 if pyo.value(model.d[k]) > 0.5 else -1.0
+        objective = float(pyo.value(model.objective))
+        bounds = self._bounds(agg, None, None)  # those build() used
+        return self._solution(agg, u, float(pyo.value(model.b)), d, objective, bounds)
+
+    # ------------------------------------------------------------------ matrix form of (15)
+    def matrix_program(self, agg: S3VMAggregate, previous: Previous | None = None) -> MatrixProgram:
+        return self._program(agg, np.ones(agg.U.size), self._bounds(agg, previous, None))
+
+    def solution_from_program(self, result: SolveResult, agg: S3VMAggregate) -> S3VMSolution:
+        """The solution of :meth:`matrix_program` (built without a previous iteration)."""
+        return self._decode(result, agg, self._bounds(agg, None, None))
+
+    def _decode(self, result: SolveResult, agg: S3VMAggregate, bounds: _Bounds) -> S3VMSolution:
+        r, n_l, n_u = agg.span.rank, agg.L.size, agg.U.size
+        x = result.x
+        d = np.zeros(len(agg.weight))
+        d[agg.U] = np.where(x[r + 1 + n_l + n_u :] > 0.5, 1.0, -1.0)
+        return self._solution(agg, x[:r], float(x[r]), d, float(result.objective), bounds)
+
+    def _program(
+        self, agg: S3VMAggregate, margin: NDArray[np.float64], bounds: _Bounds
+    ) -> MatrixProgram:
+        """Columns [u (r), b, ξ (K_l), η (K_u), d (K_u)]; unlabeled margins ``margin`` (1 in (15)).
+
+        Rows: (14a) per labeled cluster, (14b) and (14d) per unlabeled cluster, the balance row.
+        d_k is fixed where the score range has one sign (Lemma 1), η_k and d_k where the margin
+        is ≤ 0 (the loss is then 0).
+        """
+        r, L, U = agg.span.rank, agg.L, agg.U
+        n_l, n_u = L.size, U.size
+        xt = agg.xt
+        f_lo, f_hi = bounds.score_range(np.linalg.norm(xt[U], axis=1))
+        i_xi, i_eta = r + 1 + np.arange(n_l), r + 1 + n_l + np.arange(n_u)
+        i_d = r + 1 + n_l + n_u + np.arange(n_u)
+        n_cols = r + 1 + n_l + 2 * n_u
+        c = np.zeros(n_cols)
+        c[i_xi] = agg.cost[L]
+        c[i_eta] = agg.cost[U]
+        y = agg.kind[L]
+        big_plus, big_minus = margin - f_lo, margin + f_hi  # M⁺_k, M⁻_k
+        blocks = [
+            sp.hstack(
+                [
+                    sp.csr_matrix(y[:, None] * xt[L]),
+                    y[:, None],
+                    sp.eye(n_l),
+                    sp.csr_matrix((n_l, 2 * n_u)),
+                ]
+            ),
+            sp.hstack(
+                [
+                    sp.csr_matrix(xt[U]),
+                    np.ones((n_u, 1)),
+                    sp.csr_matrix((n_u, n_l)),
+                    sp.eye(n_u),
+                    sp.diags(-big_plus),
+                ]
+            ),
+            sp.hstack(
+                [
+                    sp.csr_matrix(-xt[U]),
+                    -np.ones((n_u, 1)),
+                    sp.csr_matrix((n_u, n_l)),
+                    sp.eye(n_u),
+                    sp.diags(big_minus),
+                ]
+            ),
+        ]
+        row_lo = [np.ones(n_l), margin - big_plus, margin]
+        row_hi = [np.full(n_l, np.inf), np.full(n_u, np.inf), np.full(n_u, np.inf)]
+        col_lo = np.r_[np.full(r, -bounds.W), bounds.b_lo, np.zeros(n_l + 2 * n_u)]
+        col_hi = np.r_[np.full(r, bounds.W), bounds.b_hi, np.full(n_l + n_u, np.inf), np.ones(n_u)]
+        col_lo[i_d[f_lo >= 0]] = 1.0  # the score is ≥ 0 on the whole range: d = 1 (Lemma 1)
+        col_hi[i_d[f_hi < 0]] = 0.0
+        idle = margin <= 0  # loss max{0, margin − |f|} ≡ 0: no rows, η = 0, d fixed
+        col_hi[i_eta[idle]] = 0.0
+        col_hi[i_d[idle]] = col_lo[i_d[idle]]
+        row_lo[1][idle] = -np.inf
+        row_lo[2][idle] = -np.inf
+        q = sp.diags(np.r_[np.ones(r), np.zeros(n_cols - r)]).tocsc()
+        integer = np.zeros(n_cols, dtype=bool)
+        integer[i_d] = True
+        return MatrixProgram(
+            c=c,
+            A=sp.csc_matrix(sp.vstack(blocks)),
+            row_lower=np.concatenate(row_lo),
+            row_upper=np.concatenate(row_hi),
+            col_lower=col_lo,
+            col_upper=col_hi,
+            Q=q,
+            integer=integer,
+            meta={
+                "bounds": bounds,
+                "big_plus": big_plus,
+                "big_minus": big_minus,
+                "start": self._start_point(agg, bounds, margin),
+            },
+        )
+
+    def _bounds(
+        self,
+        agg: S3VMAggregate,
+        previous: Previous | None,
+        margin: NDArray | None,
+        extra: list[NDArray[np.float64]] = (),
+    ) -> _Bounds:
+        """U from feasible points (w = 0, the previous hyperplane, ``extra`` (u, b') points),
+        then W = √(2U) and the range of b' (with the balance constraint, b' = ȳ_l)."""
+        margin = np.ones(agg.U.size) if margin is None else margin
+        r = agg.span.rank
+        offsets = (agg.y_l,) if self.balance == "constraint" else (-1.0, 0.0, 1.0, agg.y_l)
+        candidates = [np.r_[np.zeros(r), b] for b in offsets]
+        if previous is not None:
+            w = previous.solution.w
+            u = agg.span.reduce(w[None, :])[0]  # the old span lies in the new one
+            b = agg.y_l if self.balance == "constraint" else previous.solution.b + w @ agg.center
+            candidates.append(np.r_[u, b])
+        candidates.extend(extra)
+        values = [self._objective_at(agg, z[:-1], z[-1], margin) for z in candidates]
+        best = int(np.argmin(values))
+        upper = float(values[best])
+        W = math.sqrt(2.0 * upper)
+        if self.balance == "constraint":
+            return _Bounds(upper=upper, W=W, b_lo=agg.y_l, b_hi=agg.y_l, start=candidates[best])
+        xt_norm = np.linalg.norm(agg.xt, axis=1)
+        L = agg.L
+        neg, pos = L[agg.kind[L] < 0], L[agg.kind[L] > 0]
+        # each labeled loss term cost_k·max{0, 1 − y_k f_k} ≤ U bounds f_k, hence b'
+        b_hi = float(np.min(upper / agg.cost[neg] - 1.0 + W * xt_norm[neg]))
+        b_lo = float(np.max(1.0 - upper / agg.cost[pos] - W * xt_norm[pos]))
+        return _Bounds(upper=upper, W=W, b_lo=b_lo, b_hi=b_hi, start=candidates[best])
+
+    def _good_bounds(self, agg, previous, margin, clock: _Clock) -> _Bounds:
+        """:meth:`_bounds` with one more candidate: a local search from the best point (a
+        tighter U gives a smaller W and big-M, and a MIP start)."""
+        bounds = self._bounds(agg, previous, margin)
+        margin = np.ones(agg.U.size) if margin is None else margin
+        found = self._local_search(agg, bounds.start, margin, clock)
+        return self._bounds(agg, previous, margin, extra=found)
+
+    def _local_search(self, agg, start, margin, clock: _Clock, rounds: int = 10) -> list:
+        """Alternate d_k = sign f(x̄_k) (Lemma 1) and the convex QP (a weighted SVM) at that d."""
+        from aidopt.solvers.outer_approximation import solve_convex_qp
+
+        r, U = agg.span.rank, agg.U
+        point, labels = start, None
+        for _ in range(rounds):
+            f = agg.xt @ point[:r] + point[r]
+            new = agg.kind.copy()
+            new[U] = np.where(f[U] >= 0, 1.0, -1.0)
+            if labels is not None and np.array_equal(new, labels):
+                break
+            labels = new
+            program = self._svm_program(agg, labels, margin)
+            result = solve_convex_qp(program, time_limit=clock.remaining())
+            if result.status is not SolveStatus.OPTIMAL:
+                break  # the heuristic only tightens the bounds; nothing is lost
+            point = result.x[: r + 1]
+        return [point]
+
+    def _svm_program(self, agg, labels, margin) -> MatrixProgram:
+        """Weighted SVM on the centroids with labels ``labels`` (unlabeled margins ``margin``):
+        columns [u, b', s]; min ½‖u‖² + Σ cost_k s_k, label_k (u·x̃_k + b') + s_k ≥ margin_k."""
+        r, K = agg.span.rank, len(agg.weight)
+        rhs = np.ones(K)
+        rhs[agg.U] = margin
+        active = rhs > 0
+        A = sp.hstack([sp.csr_matrix(labels[:, None] * agg.xt), labels[:, None], sp.eye(K)])
+        b_lo, b_hi = (agg.y_l, agg.y_l) if self.balance == "constraint" else (-np.inf, np.inf)
+        return MatrixProgram(
+            c=np.r_[np.zeros(r + 1), np.where(active, agg.cost, 0.0)],
+            A=sp.csc_matrix(A),
+            row_lower=np.where(active, rhs, -np.inf),
+            row_upper=np.full(K, np.inf),
+            col_lower=np.r_[np.full(r, -np.inf), b_lo, np.zeros(K)],
+            col_upper=np.r_[np.full(r, np.inf), b_hi, np.full(K, np.inf)],
+            Q=sp.diags(np.r_[np.ones(r), np.zeros(K + 1)]).tocsc(),
+        )
+
+    @staticmethod
+    def _objective_at(agg: S3VMAggregate, u, b, margin) -> float:
+        """Objective of (15) (unlabeled margins ``margin``) at (u, b) with the best d (Lemma 1)."""
+        f = agg.xt @ u + b
+        L, U = agg.L, agg.U
+        labeled = agg.cost[L] @ np.maximum(0.0, 1.0 - agg.kind[L] * f[L])
+        unlabeled = agg.cost[U] @ np.maximum(0.0, margin - np.abs(f[U]))
+        return float(0.5 * u @ u + labeled + unlabeled)
+
+    def _start_point(self, agg: S3VMAggregate, bounds: _Bounds, margin) -> NDArray[np.float64]:
+        """The full column vector of the point that gave U (a MIP start)."""
+        u, b = bounds.start[:-1], float(bounds.start[-1])
+        f = agg.xt @ u + b
+        L, U = agg.L, agg.U
+        xi = np.maximum(0.0, 1.0 - agg.kind[L] * f[L])
+        d = (f[U] >= 0).astype(np.float64)
+        eta = np.maximum(0.0, margin - np.abs(f[U]))
+        return np.r_[u, b, xi, eta, d]
+
+    # ------------------------------------------------------------------ solution
+    def _solution(self, agg, u, b, d, objective, bounds: _Bounds) -> S3VMSolution:
+        """Lift w = Vᵀu; check at the solution that the big-M cut off no optimal point."""
+        big_m = self._check_big_m(agg, u, b, objective, bounds)
+        w = agg.span.lift(u)
+        return S3VMSolution(
+            w=w,
+            b=b - w @ agg.center,  # back from b' = b + w·μ
+            cluster_d=d,
+            aggregated_objective=objective,
+            partition=agg.partition,
+            big_m=big_m,
+        )
+
+    @staticmethod
+    def _check_big_m(agg, u, b, objective, bounds: _Bounds) -> dict[str, float]:
+        """Every optimal point has ½‖u‖² ≤ F̂: W must cover √(2F̂); the scores the solution
+        attains must lie inside the ranges the M's were built from."""
+        needed = math.sqrt(2.0 * max(objective, 0.0))
+        slack = 1e-7 * max(1.0, bounds.W)
+        f = agg.xt @ u + b
+        f_lo, f_hi = bounds.score_range(np.linalg.norm(agg.xt, axis=1))
+        ok = (
+            needed <= bounds.W + slack
+            and bounds.b_lo - slack <= b <= bounds.b_hi + slack
+            and np.all(f >= f_lo - slack)
+            and np.all(f <= f_hi + slack)
+        )
+        if not ok:
+            raise AidoptError(
+                "S3VM big-M check failed at the reported solution (a derived bound is violated); "
+                "please report this with the data."
+            )
+        return {
+            "W": bounds.W,
+            "W_needed": needed,
+            "b_lo": bounds.b_lo,
+            "b_hi": bounds.b_hi,
+            "upper_bound_used": bounds.upper,
+        }
+
+    # ------------------------------------------------------------------ special solvers
+    def solve_special(
+        self,
+        solver: str,
+        agg: S3VMAggregate,
+        *,
+        time_limit: float | None,
+        verbose: bool,
+        options: dict[str, Any],
+        previous: Previous | None,
+    ) -> tuple[S3VMSolution | None, SolveResult]:
+        """(15) on Gurobi or HiGHS-OA, then the certificate when every cluster is pure."""
+        from aidopt.solvers.gurobi import GurobiAdapter
+        from aidopt.solvers.outer_approximation import HighsOuterApproximation
+
+        opts = {**_DEFAULT_OPTIONS[solver], **options}
+        clock = _Clock(time_limit)
+
+        def solve(program: MatrixProgram) -> SolveResult:
+            if solver == "gurobi":
+                return GurobiAdapter().solve_program(
+                    program, time_limit=clock.remaining(), verbose=verbose, options=opts
+                )
+            return HighsOuterApproximation().solve_program(
+                program,
+                time_limit=clock.remaining(),
+                verbose=verbose,
+                options=opts,
+                start=program.meta["start"],
+            )
+
+        program = self._program(
+            agg, np.ones(agg.U.size), self._good_bounds(agg, previous, None, clock)
+        )
+        result = solve(program)
+        if result.status is not SolveStatus.OPTIMAL:
+            return None, result
+        solution = self._decode(result, agg, program.meta["bounds"])
+        certificate = self._certify(agg, solution, result, solve, clock)
+        return replace(solution, certificate=certificate), result
+
+    def _certify(self, agg, solution, result, solve, clock) -> S3VMCertificate | None:
+        """The certificate of the module docstring; None while some cluster is impure."""
+        data = agg.data
+        f = solution.decision_function(data.X)
+        regime = self._prop5_regimes(data, f, solution)
+        if agg.partition.impure(regime).any():
+            return None
+        upper = self._objective(data, f, solution.w)
+        tol = self.cert_tol * max(1.0, abs(upper))
+        rho = self._radii(data, agg.partition, agg.U)
+        W = math.sqrt(2.0 * upper)
+        targets = agg.U[rho > 0]
+        if targets.size == 0:  # unlabeled clusters of identical points: (15) is a relaxation
+            bound, kind, hyperplane = result.bound, "exact-clusters", None
+        else:
+            margin = 1.0 - rho * W  # ρ is aligned with agg.U
+            relaxed = solve(self._program(agg, margin, self._good_bounds(agg, None, margin, clock)))
+            kind, hyperplane = "relaxed-margins", None
+            bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
+            if relaxed.x is not None:
+                r = agg.span.rank
+                w = agg.span.lift(relaxed.x[:r])
+                hyperplane = (w, float(relaxed.x[r]) - w @ agg.center)
+        if bound is not None and upper - bound <= tol:
+            return S3VMCertificate(True, upper, bound, W, kind)
+        split = self._halves(data, agg.partition, targets, hyperplane)
+        return S3VMCertificate(False, upper, bound, W, kind, split)
+
+    @staticmethod
+    def _halves(
+        data: S3VMData,
+        partition: Partition,
+        targets: NDArray[np.int64],
+        hyperplane: tuple[NDArray[np.float64], float] | None,
+    ) -> NDArray[np.int64]:
+        """0/1 per entry halving the unlabeled clusters a relaxed problem exploits.
+
+        ``targets`` are the unlabeled clusters with ρ_k > 0; of these, those whose centroid lies
+        inside the margin of the relaxed solution's hyperplane are split (all of them when there
+        is none), along that hyperplane's normal at the centroid, or along the cluster's principal
+        axis when the normal does not separate its entries.
+        """
+        blocks = {}
+        for k in targets:
+            rows = partition.members(int(k))
+            block = data.X[rows]
+            blocks[int(k)] = (rows, block.toarray() if sp.issparse(block) else np.asarray(block))
+        chosen = list(blocks)
+        if hyperplane is not None:
+            w, b = hyperplane
+            inside = [k for k, (_, x) in blocks.items() if abs(x.mean(axis=0) @ w + b) < 1.0]
+            chosen = inside or chosen
+        split = np.zeros(data.n, dtype=np.int64)
+        for k in chosen:
+            rows, x = blocks[k]
+            centred = x - x.mean(axis=0)
+            side = None
+            if hyperplane is not None:
+                proj = centred @ hyperplane[0]
+                side = proj > 1e-12 * max(1.0, float(np.abs(proj).max()))
+            if side is None or side.all() or not side.any():
+                axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+                side = centred @ axis > 0
+            split[rows] = side
+        return split
+
+    @staticmethod
+    def _radii(data: S3VMData, partition: Partition, clusters: NDArray) -> NDArray[np.float64]:
+        """ρ_k = max_{i∈C_k} ‖x_i − x̄_k‖ for the given clusters (rounded up slightly)."""
+        centroids = partition.means(data.X)
+        centroids = centroids.toarray() if sp.issparse(centroids) else centroids
+        wanted = np.zeros(partition.n_clusters, dtype=bool)
+        wanted[clusters] = True
+        rows = np.flatnonzero(wanted[partition.labels])
+        dist = np.zeros(partition.n)
+        for start in range(0, rows.size, 4096):
+            chunk = rows[start : start + 4096]
+            block = data.X[chunk]
+            block = block.toarray() if sp.issparse(block) else block
+            dist[chunk] = np.linalg.norm(block - centroids[partition.labels[chunk]], axis=1)
+        rho = np.zeros(partition.n_clusters)
+        np.maximum.at(rho, partition.labels, dist)
+        rho = rho[clusters]
+        scale = float(np.abs(centroids).max()) if centroids.size else 1.0
+        return np.where(rho > 1e-12 * max(scale, 1.0), rho * (1 + 1e-9), 0.0)
+
+    # ------------------------------------------------------------------ evaluation
+    def _objective(self, data: S3VMData, f: NDArray, w: NDArray) -> float:
+        """(12) at a hyperplane: ½‖w‖² + M_l Σ β_y max{0, 1 − y f} + M_u Σ max{0, 1 − |f|}."""
+        beta_neg, beta_pos = self.balance_factors(data)
+        lab = data.labeled
+        y = data.y[lab]
+        weight = self.M_l * np.where(y < 0, beta_neg, beta_pos)
+        labeled = weight @ np.maximum(0.0, 1.0 - y * f[lab])
+        unlabeled = self.M_u * np.maximum(0.0, 1.0 - np.abs(f[~lab])).sum()
+        return float(0.5 * w @ w + labeled + unlabeled)
+
+    @staticmethod
+    def _prop5_regimes(data: S3VMData, f: NDArray, solution: S3VMSolution) -> NDArray[np.int64]:
+        """Labeled: 1 − y f > 0 (0/1). Unlabeled, the four parts of Prop. 5 (0..3):
+        2·[1 − d̄_k f > 0] + [f > 0], d̄_k the label of the entry's cluster in (15)."""
+        d = solution.cluster_d[solution.partition.labels]
+        lab = data.labeled
+        regime = np.where(
+            lab,
+            (1.0 - data.y * f > 0).astype(np.int64),
+            2 * (1.0 - d * f > 0).astype(np.int64) + (f > 0).astype(np.int64),
+        )
+        return regime.astype(np.int64)
+
+    def evaluate(self, data: S3VMData, solution: S3VMSolution) -> Evaluation:
+        f = solution.decision_function(data.X)
+        regime = self._prop5_regimes(data, f, solution)
+        cert = solution.certificate
+        if cert is not None and cert.split is not None:
+            regime = regime + 4 * cert.split
+        elif cert is None and not solution.partition.impure(regime).any():
+            # A Pyomo solver gave no certificate: pure clusters prove nothing (module
+            # docstring) until the unlabeled clusters are points; halve the others.
+            part = solution.partition
+            unlabeled = np.bincount(part.labels, weights=(~data.labeled).astype(np.float64))
+            U = np.flatnonzero(unlabeled > 0)
+            targets = U[self._radii(data, part, U) > 0]
+            if targets.size:
+                regime = regime + 4 * self._halves(data, part, targets, None)
+        return Evaluation(objective=self._objective(data, f, solution.w), regime=regime)
+
+    def solution_to_dict(self, data: S3VMData, solution: S3VMSolution) -> dict[str, Any]:
+        unl = ~data.labeled
+        labels = solution.predict(data.X[np.flatnonzero(unl)])
+        cert = solution.certificate
+        return {
+            "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
+            "b": float(solution.b),
+            "labels": [int(v) for v in labels],
+            "classes": {"-1": _plain(data.classes[0]), "1": _plain(data.classes[1])},
+            "aggregated_objective": solution.aggregated_objective,
+            "certificate": None
+            if cert is None
+            else {
+                "certified": cert.certified,
+                "kind": cert.kind,
+                "upper_bound": cert.upper_bound,
+                "lower_bound": cert.lower_bound,
+                "W": cert.W,
+            },
+            "big_m": solution.big_m,
+        }
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class _Clock:
+    """Seconds left of a time limit shared by the solves of one iteration."""
+
+    def __init__(self, limit: float | None) -> None:
+        self._end = None if limit is None else time.perf_counter() + limit
+
+    def remaining(self) -> float | None:
+        return None if self._end is None else max(0.0, self._end - time.perf_counter())
+
+
+# ---------------------------------------------------------------------- CLI hooks
+MODEL_CLASS = S3VMModel
+
+
+def add_cli_arguments(parser) -> None:
+    """Options of ``aidopt solve s3vm``."""
+    parser.add_argument("--Ml", type=float, default=5.0, help="M_l, labeled loss weight (5)")
+    parser.add_argument("--Mu", type=float, default=1.0, help="M_u, unlabeled loss weight (1)")
+    parser.add_argument(
+        "--balance",
+        choices=("constraint", "cost", "none"),
+        default="constraint",
+        help="unbalanced-data technique of §4.3 (default: constraint)",
+    )
+
+
+def model_from_cli(args) -> S3VMModel:
+    balance = None if args.balance == "none" else args.balance
+    return S3VMModel(M_l=args.Ml, M_u=args.Mu, balance=balance)

@@ -1,0 +1,256 @@
+"""The PU model of models/pu.py: the Pyomo QPs (5)/(6) solved by a solver = USMO, both paths of
+the aggregated problem agree, bias, span reduction, refusal of wrong solver answers, bad input."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from aidopt import AIDSolver
+from aidopt.exceptions import DataError, InvalidParameterError, SolverError
+from aidopt.kernels import Kernel
+from aidopt.models.pu import (
+    PUData,
+    PUModel,
+    double_hinge,
+    dual_model,
+    optimal_bias,
+    primal_kernel_model,
+    primal_linear_model,
+)
+from aidopt.partition import Partition
+from aidopt.solvers import get_solver
+from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.solvers.usmo import usmo
+
+LINEAR = Kernel("linear")
+RBF = Kernel("rbf", gamma=0.5)
+HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
+PYOMO_HIGHS = get_solver("pyomo:highs")  # Pyomo's HiGHS interface (QP); small sizes only
+
+
+def instance(seed: int, n: int = 50, d: int = 3, prior: float = 0.4) -> PUData:
+    """Two Gaussian classes; 20% of the positives labeled (the rows are shuffled)."""
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < prior
+    X = rng.normal(size=(n, d))
+    X[y] += 1.0
+    labeled = np.zeros(n, dtype=bool)
+    pos = np.flatnonzero(y)
+    labeled[rng.choice(pos, size=max(1, pos.size // 5), replace=False)] = True
+    return PUData.from_arrays(X, labeled)
+
+
+def solve_pyomo(model: pyo.ConcreteModel, solver: str = "pyomo:highs") -> float:
+    result = get_solver(solver).solve_pyomo(model)
+    assert result.status is SolveStatus.OPTIMAL
+    return float(pyo.value(model.objective))
+
+
+def primal_objective(data: PUData, prior: float, lam: float, f: np.ndarray, norm_sq: float):
+    """(5) at a decision function: ½‖f − β‖² − c1 Σ_P f + c2 Σ_U ℓ(f)."""
+    p, n = data.n_labeled, data.n_unlabeled
+    c1, c2 = prior / (2 * lam * p), 1 / (2 * lam * n)
+    return 0.5 * norm_sq - c1 * f[data.labeled].sum() + c2 * double_hinge(f[~data.labeled]).sum()
+
+
+# ---------------------------------------------------------------------- USMO = full QP (Pyomo)
+@pytest.mark.parametrize(("seed", "prior", "lam"), [(0, 0.4, 0.01), (1, 0.3, 0.1), (2, 0.5, 1e-3)])
+def test_usmo_equals_pyomo_primal_linear(seed: int, prior: float, lam: float) -> None:
+    data = instance(seed, n=60)
+    ones = np.ones(data.n)
+    full_qp = solve_pyomo(primal_linear_model(data.X, ones, data.labeled, prior, lam))
+    res = usmo(data.X, data.labeled, prior=prior, lam=lam, tol=1e-10)
+    assert res.primal_objective == pytest.approx(full_qp, rel=1e-6)
+    # the (5) value of USMO's (w, β), evaluated on the data, is the same number
+    f = data.X @ res.coef + res.bias
+    value = primal_objective(data, prior, lam, f, float(res.coef @ res.coef))
+    assert value == pytest.approx(full_qp, rel=1e-6)
+
+
+@pytest.mark.parametrize(("seed", "prior", "lam"), [(3, 0.4, 0.01), (4, 0.3, 0.1)])
+def test_usmo_equals_pyomo_dual_rbf(seed: int, prior: float, lam: float) -> None:
+    """(6) in Pyomo (max form: its optimum is min (5)) = USMO's primal, and = (5) in α."""
+    data = instance(seed, n=45)
+    K, ones = RBF(data.X, data.X), np.ones(data.n)
+    dual = solve_pyomo(dual_model(K, ones, data.labeled, prior, lam))
+    res = usmo(data.X, data.labeled, prior=prior, lam=lam, kernel=RBF, tol=1e-10)
+    assert res.primal_objective == pytest.approx(dual, rel=1e-6)
+    assert -(
+        res.dual_objective + 0.5 * res.c1**2 * K[np.ix_(data.labeled, data.labeled)].sum()
+    ) == (pytest.approx(dual, rel=1e-6))
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
+def test_kernel_primal_equals_dual_on_gurobi() -> None:
+    """(5) with the kernel matrix as a parameter and (6): one optimum (strong duality)."""
+    data = instance(5, n=30)
+    K, ones = RBF(data.X, data.X), np.ones(data.n)
+    primal = solve_pyomo(primal_kernel_model(K, ones, data.labeled, 0.4, 0.05), "gurobi")
+    dual = solve_pyomo(dual_model(K, ones, data.labeled, 0.4, 0.05), "gurobi")
+    res = usmo(data.X, data.labeled, prior=0.4, lam=0.05, kernel=RBF, tol=1e-10)
+    assert primal == pytest.approx(dual, rel=1e-6)
+    assert res.primal_objective == pytest.approx(primal, rel=1e-6)
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
+def test_linear_primal_on_gurobi_equals_usmo() -> None:
+    data = instance(6, n=80)
+    value = solve_pyomo(
+        primal_linear_model(data.X, np.ones(data.n), data.labeled, 0.4, 0.01), "gurobi"
+    )
+    res = usmo(data.X, data.labeled, prior=0.4, lam=0.01, tol=1e-10)
+    assert res.primal_objective == pytest.approx(value, rel=1e-6)
+
+
+def test_precomputed_gram_equals_feature_path() -> None:
+    data = instance(7, n=80)
+    w = np.random.default_rng(7).integers(1, 4, size=data.n).astype(float)
+    kw = {"prior": 0.4, "lam": 0.01, "weights": w, "tol": 1e-10}
+    feature = usmo(data.X, data.labeled, kernel=RBF, **kw)
+    gram = usmo(RBF(data.X, data.X), data.labeled, kernel="precomputed", **kw)
+    assert gram.dual_objective == pytest.approx(feature.dual_objective, rel=1e-12)
+    np.testing.assert_allclose(gram.sigma, feature.sigma, atol=1e-9 * feature.c2)
+    X_new = np.random.default_rng(8).normal(size=(6, data.m))
+    np.testing.assert_allclose(
+        gram.decision_function(None, RBF(X_new, data.X)),
+        feature.decision_function(data.X, X_new),
+        atol=1e-9,
+    )
+    np.testing.assert_allclose(feature.train_decision, feature.decision_function(data.X, data.X))
+    assert feature.norm_sq == pytest.approx(feature.alpha @ RBF(data.X, data.X) @ feature.alpha)
+    with pytest.raises(DataError, match="square Gram matrix"):
+        usmo(data.X, data.labeled, kernel="precomputed", prior=0.4, lam=0.01)
+
+
+# ---------------------------------------------------------------------- the aggregated problem
+@pytest.mark.parametrize("kernel", [LINEAR, RBF], ids=["linear", "rbf"])
+def test_pyomo_matrix_and_usmo_paths_agree(kernel: Kernel) -> None:
+    """One aggregated problem (random clusters): Pyomo (5)/(6), the matrix form on HiGHS and
+    weighted USMO reach the same F^t; the bounds each path reports bracket it."""
+    data = instance(9, n=200)
+    model = PUModel(prior=0.4, lam=0.01, kernel=kernel)
+    labels = np.where(data.labeled, 0, 1 + np.random.default_rng(9).integers(0, 25, data.n))
+    agg = model.aggregate(data, Partition.from_labels(labels))
+    pyomo_model = model.build(agg)
+    via_pyomo = solve_pyomo(pyomo_model)
+    s_pyomo = model.extract(pyomo_model, agg)
+    program = model.matrix_program(agg)
+    res = get_solver("highs").solve_program(program, options={"qp_regularization_value": 0.0})
+    assert res.status is SolveStatus.OPTIMAL
+    s_matrix = model.solution_from_program(res, agg)
+    s_usmo, r_usmo = model.solve_special(
+        "usmo", agg, time_limit=None, verbose=False, options={"tol": 1e-10}, previous=None
+    )
+    values = [_aggregated_value(model, agg, s) for s in (s_pyomo, s_matrix, s_usmo)]
+    for v in values:
+        assert v == pytest.approx(via_pyomo, rel=1e-6)
+    bound = model.program_bound(res, agg)
+    assert bound <= via_pyomo + 1e-6 * abs(via_pyomo)
+    assert bound == pytest.approx(via_pyomo, rel=1e-6)
+    assert r_usmo.bound <= r_usmo.objective and r_usmo.bound == pytest.approx(via_pyomo, rel=1e-6)
+
+
+def _aggregated_value(model: PUModel, agg, solution) -> float:
+    """The aggregated (5) at a solution: weighted centroid losses, original c1, c2."""
+    c1 = model.prior / (2 * model.lam * agg.weight[agg.labeled].sum())
+    c2 = 1 / (2 * model.lam * agg.weight[~agg.labeled].sum())
+    if solution.coef is not None:
+        F = agg.xbar @ solution.coef
+    else:
+        F = agg.gram @ (solution.entry_coef * agg.weight)
+    f = F + solution.bias
+    return (
+        0.5 * solution.norm_sq
+        - c1 * agg.weight[agg.labeled] @ f[agg.labeled]
+        + c2 * agg.weight[~agg.labeled] @ double_hinge(f[~agg.labeled])
+    )
+
+
+@pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
+def test_span_reduction_is_exact_and_fits_gurobi() -> None:
+    """d = 300 features, 40 clusters: (5) in the centroids' span has 40 + 1 + 39 variables."""
+    rng = np.random.default_rng(10)
+    data = instance(10, n=400, d=300)
+    labels = np.where(data.labeled, 0, 1 + rng.integers(0, 39, data.n))
+    agg_partition = Partition.from_labels(labels)
+    reduced = PUModel(prior=0.4, lam=0.01)
+    full = PUModel(prior=0.4, lam=0.01, span_reduction=False)
+    agg = reduced.aggregate(data, agg_partition)
+    m_reduced = reduced.build(agg)
+    assert m_reduced.nvariables() <= 200 < full.build(agg).nvariables()
+    value = solve_pyomo(m_reduced, "gurobi")
+    s_reduced = reduced.extract(m_reduced, agg)
+    s_usmo, _ = full.solve_special(
+        "usmo", agg, time_limit=None, verbose=False, options={"tol": 1e-10}, previous=None
+    )
+    assert value == pytest.approx(_aggregated_value(full, agg, s_usmo), rel=1e-6)
+    np.testing.assert_allclose(s_reduced.coef, s_usmo.coef, atol=1e-5 * np.abs(s_usmo.coef).max())
+
+
+def test_wrong_optimal_answer_is_refused() -> None:
+    """A solver reporting 'optimal' at a non-optimal dual point (HiGHS 1.15 does) is an error."""
+    data = instance(11, n=120)
+    model = PUModel(prior=0.4, lam=0.01, kernel=RBF)
+    agg = model.aggregate(data, Partition.singletons(data.n))
+    nu = data.n_unlabeled
+    sigma = np.full(nu, 0.4 / (2 * 0.01) / nu)  # feasible, far from optimal
+    fake = SolveResult(status=SolveStatus.OPTIMAL, objective=0.0, bound=0.0, x=np.r_[sigma, sigma])
+    with pytest.raises(SolverError, match="not optimal"):
+        model.solution_from_program(fake, agg)
+
+
+def test_optimal_bias_is_the_minimiser() -> None:
+    rng = np.random.default_rng(12)
+    for _ in range(50):
+        F, w = rng.normal(scale=2, size=15), rng.integers(1, 4, 15).astype(float)
+        c2, c1p = 1 / (2 * w.sum()), rng.uniform(0.05, 0.95) / 2
+
+        def g(b, F=F, w=w, c2=c2, c1p=c1p):  # b: an array of biases
+            return -c1p * b + c2 * double_hinge(F[None, :] + b[:, None]) @ w
+
+        beta = optimal_bias(F, w, c1p, c2)
+        assert g(np.array([beta]))[0] <= g(np.linspace(-8, 8, 16001)).min() + 1e-12
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("prior", [0.0, 1.0, 1.5, -0.2, math.nan, "0.4"])
+def test_prior_outside_open_interval(prior) -> None:
+    data = instance(13, n=30)
+    with pytest.raises(InvalidParameterError, match=re.escape("The 'prior' parameter of PUModel")):
+        AIDSolver(PUModel(prior=prior), solver="usmo").solve(data)
+
+
+@pytest.mark.parametrize("lam", [0.0, -0.01, math.inf])
+def test_lambda_not_positive(lam) -> None:
+    data = instance(14, n=30)
+    with pytest.raises(
+        InvalidParameterError,
+        match=re.escape("The 'lam' parameter of PUModel must be a float in the range (0.0, inf)"),
+    ):
+        AIDSolver(PUModel(prior=0.4, lam=lam), solver="usmo").solve_full(data)
+
+
+def test_bad_data() -> None:
+    X = np.random.default_rng(15).normal(size=(20, 2))
+    with pytest.raises(DataError, match="No labeled positives"):
+        PUData.from_arrays(X, np.zeros(20))
+    with pytest.raises(DataError, match="No unlabeled rows"):
+        PUData.from_arrays(X, np.ones(20))
+    with pytest.raises(DataError, match=r"must be 1 \(labeled positive\) or 0 \(unlabeled\)"):
+        PUData.from_arrays(X, np.r_[np.ones(5), -np.ones(15)])
+    with pytest.raises(DataError, match="labels have shape"):
+        PUData.from_arrays(X, np.ones(19))
+    with pytest.raises(DataError, match="NaN"):
+        PUData.from_arrays(np.where(X > 1, np.nan, X), np.r_[np.ones(5), np.zeros(15)])
+    with pytest.raises(InvalidParameterError, match="'kernel' parameter of PUModel"):
+        PUModel(prior=0.4, kernel="rbf").check_params()
+    with pytest.raises(InvalidParameterError, match="Unknown USMO option"):
+        AIDSolver(PUModel(prior=0.4), solver="usmo", solver_options={"eps": 1}).solve(
+            PUData.from_arrays(X, np.r_[np.ones(5), np.zeros(15)])
+        )

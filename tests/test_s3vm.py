@@ -1,0 +1,293 @@
+"""S3VM under AID: certified optimum = brute force = full MIQP on Gurobi and HiGHS-OA, the four-way
+split, the corrected certificate (Prop. 5 counterexample), limits, Lemma 1 and bad input."""
+
+import importlib.util
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from aidopt import AIDSolver, AIDStatus
+from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
+from aidopt.models.s3vm import S3VMData, S3VMModel
+from aidopt.partition import Partition
+from aidopt.program import MatrixProgram
+from aidopt.solvers.base import SolveStatus
+from aidopt.solvers.highs import HighsAdapter
+
+HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
+needs_gurobi = pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy is not installed")
+SOLVERS = [pytest.param("gurobi", marks=needs_gurobi), "highs"]
+BALANCES = ["constraint", "cost", None]
+
+
+def make_data(seed, n_l=6, n_u=8, m=2):
+    rng = np.random.default_rng(seed)
+    cls = np.where(rng.random(n_l + n_u) < 0.5, 1.0, -1.0)
+    X = rng.normal(size=(n_l + n_u, m))
+    X[:, 0] += 1.2 * cls
+    y = np.full(n_l + n_u, np.nan)
+    y[:n_l] = cls[:n_l]
+    y[0], y[1] = 1.0, -1.0
+    order = rng.permutation(n_l + n_u)  # labeled and unlabeled rows interleaved
+    return X[order], y[order]
+
+
+def brute_force(X, y, M_l, M_u, balance):
+    """E* of (12) by Lemma 1: the best of the convex SVMs over every labelling d of I_u, each
+    built here in the full space (no span reduction, no big-M) and solved by HiGHS' QP."""
+    lab = ~np.isnan(y)
+    XL, yL, XU = X[lab], y[lab], X[~lab]
+    n, m = X.shape
+    weight = np.full(len(yL), M_l)
+    if balance == "cost":
+        n_pos, n_neg = (yL > 0).sum(), (yL < 0).sum()
+        weight = M_l * np.where(yL > 0, max(1, n_neg / n_pos), max(1, n_pos / n_neg))
+    best = np.inf
+    for d in itertools.product([-1.0, 1.0], repeat=len(XU)):
+        labels = np.r_[yL, d]
+        Z = np.vstack([XL, XU])
+        A = sp.hstack([sp.csr_matrix(labels[:, None] * Z), labels[:, None], sp.eye(n)])
+        lo, hi = np.ones(n), np.full(n, np.inf)
+        if balance == "constraint":
+            row = np.r_[XU.mean(axis=0), 1.0, np.zeros(n)][None, :]
+            A = sp.vstack([A, row])
+            lo, hi = np.r_[lo, yL.mean()], np.r_[hi, yL.mean()]
+        program = MatrixProgram(
+            c=np.r_[np.zeros(m + 1), weight, np.full(len(XU), M_u)],
+            A=sp.csc_matrix(A),
+            row_lower=lo,
+            row_upper=hi,
+            col_lower=np.r_[np.full(m + 1, -np.inf), np.zeros(n)],
+            col_upper=np.full(m + 1 + n, np.inf),
+            Q=sp.diags(np.r_[np.ones(m), np.zeros(n + 1)]).tocsc(),
+        )
+        result = HighsAdapter().solve_program(program)
+        assert result.status is SolveStatus.OPTIMAL
+        best = min(best, result.objective)
+    return best
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize(("seed", "balance"), [(0, "constraint"), (1, "cost"), (2, None)])
+def test_certified_aid_equals_brute_force(solver, seed, balance):
+    X, y = make_data(seed)
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(M_l=1.0, M_u=0.5, balance=balance)
+    result = AIDSolver(model, solver=solver, rate=0.3, random_state=seed).solve(data)
+    assert result.status is AIDStatus.OPTIMAL and result.certified
+    assert result.lower_bound is None and result.gap is None  # no fake gap (non-convex)
+    assert result.history["lower_bound"].isna().all()
+    reference = brute_force(X, y, 1.0, 0.5, balance)
+    assert result.objective == pytest.approx(reference, rel=1e-6)
+    cert = result.solution_dict["certificate"]
+    assert cert["certified"] and cert["upper_bound"] - cert["lower_bound"] <= 1e-6 * reference
+
+
+@needs_gurobi
+@pytest.mark.parametrize(("seed", "balance"), [(3, "constraint"), (4, "cost")])
+def test_aid_full_miqp_gurobi_and_highs_oa_agree(seed, balance):
+    """≤ 30 points: AID (Gurobi, HiGHS-OA) = full MIQP (14) on Gurobi = full MIQP on HiGHS-OA."""
+    X, y = make_data(seed, n_l=8, n_u=22, m=3)
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(M_l=2.0, M_u=0.3, balance=balance)
+    full_gurobi = AIDSolver(model, solver="gurobi").solve_full(data)
+    full_highs = AIDSolver(model, solver="highs").solve_full(data)
+    assert full_gurobi.certified and full_highs.certified
+    assert full_highs.objective == pytest.approx(full_gurobi.objective, rel=1e-6)
+    for solver in ("gurobi", "highs"):
+        aid = AIDSolver(model, solver=solver, rate=0.2, random_state=seed).solve(data)
+        assert aid.status is AIDStatus.OPTIMAL
+        assert aid.objective == pytest.approx(full_gurobi.objective, rel=1e-6)
+
+
+def test_four_way_split_is_exhaustive_and_disjoint():
+    rng = np.random.default_rng(7)
+    X, y = make_data(7, n_l=10, n_u=300, m=3)
+    data = S3VMData.from_arrays(X, y)
+    partition = S3VMModel().initial_partition(data, 0.02, rng)
+    d = rng.choice([-1.0, 1.0], size=partition.n_clusters)
+    from aidopt.models.s3vm import S3VMSolution
+
+    solution = S3VMSolution(
+        w=rng.normal(size=3),
+        b=0.3,
+        cluster_d=d,
+        aggregated_objective=0.0,
+        partition=partition,
+        big_m={},
+    )
+    f = solution.decision_function(X)
+    regime = S3VMModel._prop5_regimes(data, f, solution)
+    unl = ~data.labeled
+    di = d[partition.labels]
+    sets = [  # the paper's I^{++}, I^{+-}, I^{-+}, I^{--} (§3.3), in regime order 3, 2, 1, 0
+        (1 - di * f > 0) & (f > 0),
+        (1 - di * f > 0) & (f <= 0),
+        (1 - di * f <= 0) & (f > 0),
+        (1 - di * f <= 0) & (f <= 0),
+    ]
+    membership = np.array([s[unl] for s in sets])
+    assert np.all(membership.sum(axis=0) == 1)  # exhaustive and disjoint
+    for code, s in zip((3, 2, 1, 0), sets, strict=True):
+        assert np.all(regime[unl & s] == code)
+    child, _ = partition.split(regime)
+    parents = np.bincount(child.parent, minlength=partition.n_clusters)
+    unl_clusters = np.unique(partition.labels[unl])
+    assert parents[unl_clusters].max() <= 4
+    for k in range(child.n_clusters):  # every new cluster inside one of the four sets
+        rows = child.members(k)
+        assert len(np.unique(regime[rows])) == 1
+
+
+def test_prop5_purity_alone_is_not_a_certificate():
+    """A counterexample to Prop. 5: every cluster is pure at the optimum of (15), yet the
+    hyperplane is not optimal for (12); the model's certificate refuses and splits."""
+    XL = np.array([[0.34, 2.63], [1.72, 1.0], [-1.69, -0.22], [0.95, -0.34]])
+    XU = np.array(
+        [[1.98, 1.14], [0.45, 0.02], [3.92, -1.56], [1.22, 0.39], [2.6, -0.52], [3.18, 0.35],
+         [-1.83, -1.34], [0.78, 2.05], [2.5, -1.68], [2.0, 1.37], [-0.13, 0.86], [1.5, 3.32]]
+    )  # fmt: skip
+    X = np.vstack([XL, XU])
+    y = np.r_[1.0, 1.0, -1.0, -1.0, np.full(12, np.nan)]
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(M_l=1.0, M_u=0.1, balance=None)
+    groups = [4, 7, 7, 5, 1, 8, 0, 6, 3, 2, 7, 6]
+    partition = Partition.from_labels(np.r_[np.arange(4), 4 + np.array(groups)])
+    agg = model.aggregate(data, partition)
+    solution, result = model.solve_special(
+        "highs", agg, time_limit=None, verbose=False, options={}, previous=None
+    )
+    f = solution.decision_function(X)
+    assert not partition.impure(model._prop5_regimes(data, f, solution)).any()  # Prop. 5 holds
+    evaluation = model.evaluate(data, solution)
+    assert evaluation.objective == pytest.approx(result.objective, rel=1e-7)  # E^t = F^t
+    optimum = AIDSolver(model, solver="highs").solve_full(data).objective  # certified (points)
+    assert optimum < evaluation.objective * (1 - 1e-3)  # ... and yet not optimal
+    cert = solution.certificate
+    assert not cert.certified and cert.lower_bound <= optimum + 1e-9
+    assert partition.impure(evaluation.regime).any()  # AID goes on instead of stopping
+
+
+def test_iteration_limit_is_not_optimal():
+    X, y = make_data(11, n_l=10, n_u=60, m=2)
+    data = S3VMData.from_arrays(X, y)
+    with pytest.warns(ConvergenceWarning):
+        result = AIDSolver(S3VMModel(), solver="highs", max_iter=1, rate=0.05).solve(data)
+    assert result.status is AIDStatus.ITERATION_LIMIT and not result.certified
+    assert result.iterations == 1 and result.history["impure_clusters"].iloc[0] > 0
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_lemma1_labels_are_signs_of_the_decision_value(solver):
+    X, y = make_data(12, n_l=8, n_u=40, m=3)
+    data = S3VMData.from_arrays(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = AIDSolver(S3VMModel(), solver=solver, max_iter=2, rate=0.1).solve(data)
+    sol = result.solution_dict
+    w = np.array(list(sol["w"].values()))
+    score = X[np.isnan(y)] @ w + sol["b"]
+    assert sol["labels"] == [1 if s >= 0 else -1 for s in score]
+    assert len(sol["labels"]) == int(np.isnan(y).sum())
+
+
+def test_balance_constraint_holds_on_the_original_data():
+    """(1/|I_u|) Σ f(x_i) = mean label, here with all unlabeled points on one side. The constraint
+    can never be infeasible (b is free): b = ȳ_l − w·x̄_u."""
+    X, y = make_data(13, n_l=6, n_u=30, m=2)
+    X[np.isnan(y)] += np.array([6.0, 0.0])
+    data = S3VMData.from_arrays(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = AIDSolver(S3VMModel(balance="constraint"), solver="highs", max_iter=2).solve(data)
+    f = result.solution.decision_function(X)
+    assert f[np.isnan(y)].mean() == pytest.approx(np.nanmean(y), abs=1e-7)
+
+
+@needs_gurobi
+def test_pyomo_model_matches_matrix_form_and_certifies_on_points():
+    """The Pyomo model of (15) (a generic MIQP solver by name) gives the matrix form's optimum;
+    with no certificate from the solver, AID halves unlabeled clusters until they are points."""
+    X, y = make_data(14, n_l=6, n_u=10, m=2)
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(M_l=1.0, M_u=0.5, balance="cost")
+    partition = model.initial_partition(data, 0.3, np.random.default_rng(0))
+    agg = model.aggregate(data, partition)
+    from aidopt.solvers.gurobi import GurobiAdapter
+
+    pyomo_model = model.build(agg)
+    by_pyomo = GurobiAdapter().solve_pyomo(pyomo_model, options={"MIPGap": 1e-10})
+    by_matrix = GurobiAdapter().solve_program(model.matrix_program(agg), options={"MIPGap": 1e-10})
+    assert by_pyomo.objective == pytest.approx(by_matrix.objective, rel=1e-7)
+    aid = AIDSolver(
+        model, solver="gurobi_direct", rate=0.3, solver_options={"MIPGap": 1e-10}
+    ).solve(data)
+    assert aid.status is AIDStatus.OPTIMAL
+    assert aid.objective == pytest.approx(brute_force(X, y, 1.0, 0.5, "cost"), rel=1e-6)
+
+
+@needs_gurobi
+def test_gurobi_size_limit_becomes_solver_limit():
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(400, 80))
+    y = np.full(400, np.nan)
+    y[:10] = np.where(X[:10, 0] > 0, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0
+    data = S3VMData.from_arrays(X, y)
+    with pytest.warns(ConvergenceWarning):
+        result = AIDSolver(S3VMModel(M_u=0.1), solver="gurobi", rate=0.04).solve(data)
+    assert result.status is AIDStatus.SOLVER_LIMIT and result.iterations >= 1
+    assert "licence" in result.message
+
+
+def test_big_m_bounds_cover_the_solution():
+    X, y = make_data(16, n_l=8, n_u=40, m=3)
+    data = S3VMData.from_arrays(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = AIDSolver(S3VMModel(balance=None), solver="highs", max_iter=1).solve(data)
+    big_m = result.solution.big_m
+    assert big_m["W_needed"] <= big_m["W"] + 1e-9
+    assert big_m["b_lo"] <= big_m["b_hi"]
+
+
+# ---------------------------------------------------------------------- bad input
+def test_bad_data_errors():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    with pytest.raises(DataError, match="No labeled rows"):
+        S3VMData.from_arrays(X, np.full(6, np.nan))
+    with pytest.raises(DataError, match="No unlabeled rows"):
+        S3VMData.from_arrays(X, [1, -1, 1, -1, 1, -1])
+    with pytest.raises(DataError, match=r"exactly two classes.*found 1"):
+        S3VMData.from_arrays(X, [1, 1, np.nan, np.nan, np.nan, np.nan])
+    with pytest.raises(DataError, match=r"exactly two classes.*found 3"):
+        S3VMData.from_arrays(X, [1, 2, 3, np.nan, np.nan, np.nan])
+    with pytest.raises(DataError, match="rows but y has"):
+        S3VMData.from_arrays(X, [1, -1])
+    data = S3VMData.from_arrays(X, ["a", "b", None, None, "a", None])
+    assert data.classes == ("a", "b") and list(data.y) == [-1, 1, 0, 0, -1, 0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"balance": "both"}, r"The 'balance' parameter of S3VMModel must be one of"),
+        ({"M_l": -1.0}, r"The 'M_l' parameter of S3VMModel must be a float in the range"),
+        ({"M_u": 0.0}, r"The 'M_u' parameter of S3VMModel must be a float in the range"),
+    ],
+)
+def test_bad_parameters(kwargs, message):
+    X, y = make_data(0)
+    with pytest.raises(InvalidParameterError, match=message):
+        AIDSolver(S3VMModel(**kwargs), solver="highs").solve(S3VMData.from_arrays(X, y))
+
+
+def test_solvers_without_miqp_are_refused_before_solving():
+    from aidopt.exceptions import SolverCapabilityError
+
+    X, y = make_data(0)
+    with pytest.raises(SolverCapabilityError, match="cannot solve MIQP"):
+        AIDSolver(S3VMModel(), solver="appsi_highs").solve(S3VMData.from_arrays(X, y))

@@ -1,0 +1,129 @@
+"""Kernel SVM under AID (aggregated dual (21)): centroid Gram, optimum = libsvm, bounds, errors."""
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.svm import SVC
+
+from aidopt import AIDSolver, AIDStatus
+from aidopt.data.svm import make_svm
+from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
+from aidopt.models.svm import SVMData, SVMModel
+from aidopt.models.svm_kernel import KernelSVMModel, centroid_gram_sums
+from aidopt.partition import Partition
+
+M = 0.1
+
+
+def svc_objective(X, y, kind, **params):
+    """(5) at scikit-learn's SVC solution (tight tolerance), ‖w‖² from sklearn's own kernel."""
+    fit = SVC(kernel=kind, C=M, tol=1e-9, **params).fit(X, y)
+    sv, coef = X[fit.support_], fit.dual_coef_[0]
+    norm_sq = coef @ pairwise_kernels(sv, sv, metric=kind, **params) @ coef
+    return 0.5 * norm_sq + M * np.maximum(0.0, 1.0 - y * fit.decision_function(X)).sum()
+
+
+@pytest.mark.parametrize(
+    ("kind", "params"),
+    [("rbf", {"gamma": 0.7}), ("poly", {"gamma": 0.5, "degree": 2, "coef0": 1.0})],
+)
+def test_centroid_gram_is_the_mean_of_the_full_gram(kind, params):
+    X, y = make_svm(300, 3, seed=0)
+    data = SVMData.from_arrays(X, y)
+    model = KernelSVMModel(kernel=kind, **params)
+    rng = np.random.default_rng(1)
+    part = Partition.from_labels(2 * rng.integers(0, 6, size=300) + (y > 0))
+    full = pairwise_kernels(X, X, metric=kind, **params)
+    agg = model.aggregate(data, part)
+    for k in range(part.n_clusters):
+        for q in range(part.n_clusters):
+            block = full[np.ix_(part.labels == k, part.labels == q)]
+            assert agg.gram[k, q] == pytest.approx(block.mean(), rel=1e-12)
+    # after a split, the cached sums of unsplit clusters plus the new rows equal a fresh pass
+    regime = (rng.random(300) < 0.3).astype(int) * (part.labels % 3 == 0)
+    child, n_impure = part.split(regime)
+    assert n_impure > 0
+    updated = model.aggregate(data, child).gram_sum
+    np.testing.assert_allclose(
+        updated, centroid_gram_sums(model.kernel_for(3), X, child), rtol=1e-12, atol=1e-9
+    )
+
+
+@pytest.mark.parametrize("solver", ["highs", "libsvm"])
+def test_rbf_aid_equals_libsvm(solver):
+    X, y = make_svm(700, 3, seed=2)
+    data = SVMData.from_arrays(X, y)
+    reference = svc_objective(X, y, "rbf", gamma=0.5)
+    result = AIDSolver(
+        KernelSVMModel(kernel="rbf", gamma=0.5),
+        solver=solver,
+        tol=0.0 if solver == "highs" else 1e-6,
+    ).solve(data)
+    assert result.status in (AIDStatus.OPTIMAL, AIDStatus.GAP)
+    assert result.objective == pytest.approx(reference, rel=1e-4)
+    lower = result.history["lower_bound"].to_numpy()
+    assert np.all(lower <= reference * (1 + 1e-9))  # valid lower bounds (weak duality)
+    if solver == "highs":
+        assert result.certified
+        assert result.objective == pytest.approx(reference, rel=1e-6)
+        assert np.all(np.diff(lower) >= -1e-9 * reference)  # Prop. 4 in feature space
+        assert result.lower_bound == pytest.approx(result.objective, rel=1e-6)
+        f = result.solution.decision_function(X)
+        assert result.partition.impure((1 - data.y * f > 0).astype(int)).sum() == 0
+    assert result.final_rate < 1.0
+
+
+def test_poly_aid_equals_libsvm_and_dual_recovery():
+    X, y = make_svm(500, 2, seed=3)
+    data = SVMData.from_arrays(X, y)
+    reference = svc_objective(X, y, "poly", gamma=0.5, degree=3, coef0=1.0)
+    result = AIDSolver(KernelSVMModel(kernel="poly", gamma=0.5, degree=3), tol=0.0).solve(data)
+    assert result.certified
+    assert result.objective == pytest.approx(reference, rel=1e-6)
+    alpha = result.solution.entry_duals()  # α̂_i = ᾱ_k / |C_k|, dual optimal for (6)
+    assert alpha.min() >= 0.0 and alpha.max() <= M * (1 + 1e-12)
+    assert abs(alpha @ data.y) <= 1e-10 * alpha.sum()
+    ay = alpha * data.y
+    gram = pairwise_kernels(X, X, metric="poly", gamma=0.5, degree=3, coef0=1.0)
+    assert alpha.sum() - 0.5 * ay @ gram @ ay == pytest.approx(result.objective, rel=1e-6)
+
+
+def test_linear_kernel_dual_equals_the_linear_primal():
+    X, y = make_svm(1000, 4, seed=4)
+    data = SVMData.from_arrays(X, y)
+    dual = AIDSolver(KernelSVMModel(kernel="linear"), tol=0.0).solve(data)
+    primal = AIDSolver(SVMModel(), tol=0.0).solve(data)
+    assert dual.certified and primal.certified
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-8)
+
+
+def test_pyomo_dual_21_agrees_with_the_matrix_route():
+    X, y = make_svm(300, 2, seed=5)
+    data = SVMData.from_arrays(X, y)
+    model = KernelSVMModel(kernel="rbf", gamma=1.0)
+    a = AIDSolver(model, tol=0.0).solve(data)
+    b = AIDSolver(model, solver="pyomo:highs", tol=0.0, rate=0.05, max_iter=50).solve(data)
+    assert a.certified and b.certified
+    assert b.objective == pytest.approx(a.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"gamma": 0.0}, "The 'gamma' parameter of KernelSVMModel"),
+        ({"gamma": -1.0}, "The 'gamma' parameter of KernelSVMModel"),
+        ({"M": 0.0}, "The 'M' parameter of KernelSVMModel"),
+        ({"kernel": "sigmoid"}, "The 'kernel' parameter of KernelSVMModel"),
+        ({"kernel": "poly", "degree": 0}, "The 'degree' parameter of KernelSVMModel"),
+    ],
+)
+def test_bad_parameters_are_named(params, match):
+    X, y = make_svm(100, 2, seed=0)
+    with pytest.raises(InvalidParameterError, match=match):
+        AIDSolver(KernelSVMModel(**params)).solve(SVMData.from_arrays(X, y))
+
+
+def test_liblinear_has_no_kernels():
+    X, y = make_svm(200, 2, seed=0)
+    with pytest.raises(SolverCapabilityError, match="only the linear kernel"):
+        AIDSolver(KernelSVMModel(), solver="liblinear").solve(SVMData.from_arrays(X, y))
