@@ -1,6 +1,6 @@
 """S3VM benchmark: AID1/AID5 on the SSL-book sets, the paper's Tables 6, 8 and 9 (§4.3).
 
-``aidopt bench s3vm --sets digit1,bci --labeled 10,100 --splits 0-11 --solvers gurobi,highs``
+``aidopt bench s3vm --sets digit1,bci --labeled 10,100 --splits 0-11 --solvers svm,gurobi,highs``
 runs, for every official split, AID with up to ``--max-iter`` iterations (5 = AID5; the
 solution after iteration 1 is AID1) for every cell of the paper's grid — M_l = 5,
 M_u ∈ {1, 0.1, 0.01, 0.001, 0.0001}, r^0 ∈ {0.01, 0.05} (n ≤ 10,000; else {0.0001, 0.0005}),
@@ -146,7 +146,14 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
             warnings.simplefilter("ignore")
             result = aid.solve(data)
     except AidoptError as exc:  # e.g. the licence refuses the first aggregated problem
-        status = "solver_limit" if "licence" in str(exc) else "error"
+        text = str(exc)
+        status = (
+            "solver_limit"
+            if "licence" in text
+            else "time_limit"
+            if "time_limit" in text or "time limit" in text
+            else "error"
+        )
         seconds = time.perf_counter() - start
         return [
             {
@@ -199,7 +206,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--splits", default=None, help="split indices, e.g. 0-11 or 0,3 (default all)"
     )
-    parser.add_argument("--solvers", default="gurobi,highs", help="gurobi, highs (comma-separated)")
+    parser.add_argument(
+        "--solvers",
+        default="svm,gurobi,highs",
+        help="svm (the supervised floor), gurobi, highs (comma-separated)",
+    )
     parser.add_argument("--Mu", default=",".join(map(str, M_U_GRID)), help="M_u grid")
     parser.add_argument("--Ml", type=float, default=5.0, help="M_l (paper: 5)")
     parser.add_argument("--rates", default=None, help="r^0 grid (default: the paper's by n)")
@@ -226,7 +237,10 @@ def run(args: argparse.Namespace) -> int:
     unknown = [s for s in sets if s not in SETS]
     if unknown:
         raise SystemExit(f"unknown set(s): {', '.join(unknown)}; known: {', '.join(SETS)}")
-    solvers = ["svm", *[s.strip() for s in args.solvers.split(",") if s.strip()]]
+    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    unknown = [s for s in solvers if s not in ("svm", "gurobi", "highs")]
+    if unknown:
+        raise SystemExit(f"unknown solver(s): {', '.join(unknown)}; known: svm, gurobi, highs")
     rows = []
     for name in sets:
         sizes = _ints(args.labeled) if args.labeled else _default_sizes(name, labeled_sizes(name))
@@ -327,6 +341,7 @@ def summary_markdown(runs: pd.DataFrame) -> str:
         "\n## Mean seconds per M_u (AID1; AID5 or fewer iterations) — cf. Table 9\n",
         _table9(ok),
     ]
+    parts += ["\n## How the AID runs stopped (count per status; mean iterations)\n", _stops(runs)]
     return "".join(parts)
 
 
@@ -408,6 +423,22 @@ def _table9(ok: pd.DataFrame) -> str:
         paper = PAPER_TABLE9.get(key)
         ref = ", ".join(map(str, paper[col])) if paper else "-"
         lines.append(f"| {level} | {name} | {labeled} | {solver} | {shown} | {ref} |")
+    return "\n".join(lines) + "\n"
+
+
+def _stops(runs: pd.DataFrame) -> str:
+    """Status counts per (set, l, solver, level): AID5 may end at the licence or time limit."""
+    lines = [
+        "| set | l | solver | level | statuses | mean iterations |",
+        "|---|---|---|---|---|---|",
+    ]
+    aid = runs[runs["level"].astype(str).str.startswith("AID")] if "level" in runs else runs
+    keys = ["set", "labeled", "solver", "level"]
+    for (name, labeled, solver, level), g in aid.groupby(keys, sort=True):
+        counts = g["status"].value_counts()
+        shown = ", ".join(f"{status} {count}" for status, count in counts.items())
+        iterations = g["iterations"].mean() if "iterations" in g else float("nan")
+        lines.append(f"| {name} | {labeled} | {solver} | {level} | {shown} | {iterations:.1f} |")
     return "\n".join(lines) + "\n"
 
 
