@@ -10,8 +10,10 @@ and USMO, and the largest relative objective difference to the full QP.
 
 ``aidopt bench pu --part scaling`` generates two-Gaussian PU instances (``make_pu``) of growing n
 and runs each method in a fresh process with a time limit (training time and peak memory):
-the full QP on Clarabel and on HiGHS (its status is reported as is), USMO, AID on USMO and AID
-on HiGHS. Outputs: ``pu_tables.csv/.md``, ``pu_scaling.csv/.md`` in ``--out``.
+the full QP on Clarabel, HiGHS and Gurobi (statuses as reported: HiGHS fails on some, Gurobi's
+pip licence refuses QPs over 200 variables), USMO, and AID on USMO, HiGHS and Gurobi. Outputs:
+``pu_tables.csv/.md``, ``pu_scaling.csv/.md`` in ``--out`` (``--append`` adds to them, so a grid
+can run in chunks).
 """
 
 from __future__ import annotations
@@ -45,9 +47,11 @@ LAMBDAS = (1e-4, 1e-3, 1e-2, 1e-1)
 METHODS = {
     "full-clarabel": "full QP, cvxpy + Clarabel (linear: (5) with w explicit; rbf: (6), dense K)",
     "full-highs": "full QP, HiGHS 1.15 (linear: (5); rbf: (6)), the status it reports",
+    "full-gurobi": "full QP, Gurobi 13 (pip licence: ≤ 200 variables with quadratic terms)",
     "usmo": "USMO on all rows (the paper's solver, with the fourth optimality condition)",
     "aid-usmo": "AID, USMO on the aggregated problems (certified optimum)",
     "aid-highs": "AID, HiGHS on the aggregated problems (certified optimum)",
+    "aid-gurobi": "AID, Gurobi on the aggregated problems (stops at the licence limit)",
 }
 TABLE_METHODS = ("full-clarabel", "usmo", "aid-usmo")
 
@@ -107,7 +111,7 @@ def clarabel_full(X, labeled, prior: float, lam: float, kernel: Kernel, time_lim
         problem = cp.Problem(cp.Minimize(objective + c2 * cp.sum(xi)), constraints)
         problem.solve(solver="CLARABEL", **opts)
         if problem.status != "optimal":
-            return model, data, None, problem.status
+            return model, data, None, _clarabel_status(problem.status)
         solution = PUSolution(bias=float(b.value), coef=w.value, norm_sq=float(w.value @ w.value))
         return model, data, solution, "optimal"
     K = kernel(X, X)
@@ -120,7 +124,7 @@ def clarabel_full(X, labeled, prior: float, lam: float, kernel: Kernel, time_lim
     problem = cp.Problem(cp.Minimize(objective - 0.5 * cp.sum(d)), [*constraints, d >= 0, d <= c2])
     problem.solve(solver="CLARABEL", **opts)
     if problem.status != "optimal":
-        return model, data, None, problem.status
+        return model, data, None, _clarabel_status(problem.status)
     alpha = np.where(labeled, c1, 0.0)
     alpha[U] = -np.clip(s.value, 0.0, c2)
     F = K @ alpha
@@ -136,12 +140,17 @@ def clarabel_full(X, labeled, prior: float, lam: float, kernel: Kernel, time_lim
     return model, data, solution, "optimal"
 
 
+def _clarabel_status(status: str) -> str:
+    """cvxpy's "user_limit" (Clarabel's time limit) is a time limit; others are kept."""
+    return "time_limit" if status == "user_limit" else status
+
+
 def fit(
     method: str, X, labeled, prior: float, lam: float, kernel: Kernel, time_limit: float
 ) -> dict[str, Any]:
     """Fit one method; returns status, seconds, objective (5), predictions and AID statistics."""
     from aidopt.driver import AIDSolver
-    from aidopt.exceptions import AidoptError
+    from aidopt.exceptions import AidoptError, SolverLicenseError
     from aidopt.models.pu import PUData, PUModel
 
     start = time.perf_counter()
@@ -154,7 +163,7 @@ def fit(
         objective = model.evaluate(data, solution).objective
         return {"status": status, "seconds": seconds, "objective": objective, "f": f}
     data = PUData.from_arrays(X, labeled)
-    solver = "usmo" if method in ("usmo", "aid-usmo") else "highs"
+    solver = "usmo" if method in ("usmo", "aid-usmo") else method.split("-")[1]
     aid = AIDSolver(
         PUModel(prior=prior, lam=lam, kernel=kernel), solver=solver, tol=0.0, time_limit=time_limit
     )
@@ -162,8 +171,9 @@ def fit(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = aid.solve(data) if method.startswith("aid") else aid.solve_full(data)
-    except AidoptError as exc:
-        return {"status": "error", "seconds": time.perf_counter() - start, "message": str(exc)}
+    except AidoptError as exc:  # a licence refusal of the full QP is a solver limit
+        status = "solver_limit" if isinstance(exc, SolverLicenseError) else "error"
+        return {"status": status, "seconds": time.perf_counter() - start, "message": str(exc)}
     return {
         "status": result.status.value,
         "seconds": result.seconds,
@@ -237,8 +247,31 @@ def tables_markdown(runs: pd.DataFrame) -> str:
                 f"{_f(mean, 'aid-usmo', 'f1_positive')} | {deltas['aid-usmo']:.1e} | "
                 f"{deltas['usmo']:.1e} |"
             )
+        out.extend(_average_rows(group, kind))
         out.append("")
     return "\n".join(out)
+
+
+def _average_rows(group: pd.DataFrame, kind: str) -> list[str]:
+    """Per λ: the mean over the data sets of the per-set mean F (the paper's "Avg." row)."""
+    rows = []
+    for lam, cell in group.groupby("lam", sort=False):
+        per_set = cell.groupby(["method", "data"])[["f1_paper", "f1_positive"]].mean()
+        mean = per_set.groupby("method").mean()
+        names = cell.data.unique()
+        paper = [
+            np.mean([PAPER[kind][n][LAMBDAS.index(lam)][k] for n in names])
+            if lam in LAMBDAS
+            else np.nan
+            for k in (0, 1)
+        ]
+        rows.append(
+            f"| **Avg.** ({len(names)} sets) | {lam:g} | {_f(mean, 'full-clarabel')} | "
+            f"{_f(mean, 'usmo')} | {_f(mean, 'aid-usmo')} | {paper[0]:.1f} | {paper[1]:.1f} | "
+            f"{_f(mean, 'full-clarabel', 'f1_positive')} | "
+            f"{_f(mean, 'aid-usmo', 'f1_positive')} | | |"
+        )
+    return rows
 
 
 def _f(mean: pd.DataFrame, method: str, column: str = "f1_paper") -> str:
@@ -269,7 +302,7 @@ def run_scaling(args: argparse.Namespace) -> pd.DataFrame:
                 instance = Path(tmp) / f"pu_{n}.npz"
                 np.savez(instance, X=X, labeled=labeled)
                 for method in methods:
-                    if method in timed_out:  # a larger n will not fit either
+                    if method in timed_out:
                         rows.append({"kernel": kind, "n": n, "method": method, "status": "skipped"})
                         continue
                     res = run_isolated(
@@ -284,8 +317,11 @@ def run_scaling(args: argparse.Namespace) -> pd.DataFrame:
                         },
                         timeout=args.time_limit + 60,
                     )
-                    if res.get("status") in ("timeout", "time_limit"):
-                        timed_out.add(method)
+                    stop = ("timeout", "time_limit", "solver_limit")
+                    if res.get("status") in stop or (
+                        method.startswith("full-") and res.get("status") != "optimal"
+                    ):
+                        timed_out.add(method)  # a larger n will not fit either
                     print(
                         f"{kind} n={n} {method}: {res.get('status')} "
                         f"{res.get('seconds') or float('nan'):.2f} s",
@@ -297,29 +333,64 @@ def run_scaling(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def scaling_markdown(runs: pd.DataFrame) -> str:
-    """Seconds, peak memory, Δ objective vs the full QP (Clarabel, else USMO), speed-up."""
+    """Seconds, peak memory, Δ objective vs the reference (the full QP on Clarabel, else USMO),
+    the speed-up against the fastest full QP that returned an optimum at that n and against the
+    full QP on HiGHS when it did."""
     lines = [
         "| kernel | n | method | status | seconds | peak MB | Δobj vs reference | "
-        "speed-up vs full QP | AID iters | r^T |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "speed-up vs fastest full QP | vs full HiGHS | AID iters | r^T |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    # a "skipped" row is superseded by a run of the same method and n from a later chunk
+    measured = runs[runs.status != "skipped"].set_index(["kernel", "n", "method"]).index
+    keys = runs.set_index(["kernel", "n", "method"]).index
+    runs = runs[(runs.status != "skipped").to_numpy() | ~keys.isin(measured)]
+    order = {m: i for i, m in enumerate(METHODS)}
     for (kind, n), group in runs.groupby(["kernel", "n"], sort=False):
+        group = group.sort_values("method", key=lambda m: m.map(order), kind="stable")
         ok = group[group.status == "optimal"].set_index("method")
         ref = next((m for m in ("full-clarabel", "usmo") if m in ok.index), None)
+        full = ok[ok.index.str.startswith("full-")]
+        fastest = full.seconds.idxmin() if len(full) else None
         for _, r in group.iterrows():
-            delta = speed = ""
+            delta = speed = vs_highs = ""
             if r.status == "optimal" and ref is not None:
                 base = ok.loc[ref, "objective"]
                 delta = f"{abs(r.objective - base) / abs(base):.1e} ({ref})"
-            if r.status == "optimal" and "full-clarabel" in ok.index:
-                speed = f"{ok.loc['full-clarabel', 'seconds'] / r.seconds:.1f}×"
+            if r.status == "optimal" and fastest is not None and r.method != fastest:
+                speed = f"{ok.loc[fastest, 'seconds'] / r.seconds:.1f}× ({fastest})"
+            if r.status == "optimal" and "full-highs" in ok.index and r.method != "full-highs":
+                vs_highs = f"{ok.loc['full-highs', 'seconds'] / r.seconds:.1f}×"
             lines.append(
                 f"| {kind} | {n:,} | {r.method} | {r.status} | {_num(r.get('seconds'), '.2f')} | "
-                f"{_num(r.get('peak_mb'), '.0f')} | {delta} | {speed} | "
+                f"{_num(r.get('peak_mb'), '.0f')} | {delta} | {speed} | {vs_highs} | "
                 f"{_num(r.get('iterations') if r.method.startswith('aid') else None, '.0f')} | "
                 f"{_num(r.get('final_rate') if r.method.startswith('aid') else None, '.2%')} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def scaling_plot(runs: pd.DataFrame, path: Path) -> None:
+    """Seconds against n (log–log), one panel per kernel, optimal runs only."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = runs[runs.status == "optimal"]
+    kinds = list(dict.fromkeys(ok.kernel))
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5 * len(kinds), 4), constrained_layout=True)
+    for ax, kind in zip(np.atleast_1d(axes), kinds, strict=True):
+        for method, sub in ok[ok.kernel == kind].groupby("method", sort=False):
+            sub = sub.sort_values("n")
+            color = f"C{list(METHODS).index(method)}"  # one colour per method in both panels
+            ax.loglog(sub.n, sub.seconds, marker="o", label=method, color=color)
+        ax.set_title(f"PU, {kind} kernel: optimal runs")
+        ax.set_xlabel("n (rows)")
+        ax.set_ylabel("training seconds")
+        ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _num(value, fmt: str) -> str:
@@ -374,20 +445,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per run (600)")
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add the runs to the CSV already in --out and rebuild its table from all rows "
+        "(run the grid in chunks)",
+    )
+
+
+def _save(runs: pd.DataFrame, args: argparse.Namespace, stem: str, markdown) -> pd.DataFrame:
+    """Write ``stem``.csv/.md in --out; with --append the rows already there are kept."""
+    previous = args.out / f"{stem}.csv"
+    if args.append and previous.is_file():
+        runs = pd.concat([pd.read_csv(previous), runs], ignore_index=True)
+    write_outputs(runs, args.out, stem)
+    text = markdown(runs)
+    (args.out / f"{stem}.md").write_text(text)
+    print(text)
+    return runs
 
 
 def run(args: argparse.Namespace) -> int:
     if args.part in ("tables", "all"):
-        runs = run_tables(args)
-        write_outputs(runs, args.out, "pu_tables")
-        text = tables_markdown(runs)
-        (args.out / "pu_tables.md").write_text(text)
-        print(text)
+        _save(run_tables(args), args, "pu_tables", tables_markdown)
     if args.part in ("scaling", "all"):
-        runs = run_scaling(args)
-        write_outputs(runs, args.out, "pu_scaling")
-        text = scaling_markdown(runs)
-        (args.out / "pu_scaling.md").write_text(text)
-        print(text)
+        runs = _save(run_scaling(args), args, "pu_scaling", scaling_markdown)
+        scaling_plot(runs, args.out / "pu_scaling.png")
     print(f"wrote the pu_* tables to {args.out}", file=sys.stderr)
     return 0
