@@ -1,4 +1,4 @@
-"""CutS3VM — cutting-plane semi-supervised SVM (Zhao, Wang & Zhang, SDM 2008; seed 002).
+"""CutS3VM — cutting-plane semi-supervised SVM (Zhao, Wang & Zhang 2008; seed 002).
 
 Labeled points i = 1..l (y_i = ±1), unlabeled points j = l+1..n, linear kernel. Problem (3):
 
@@ -181,7 +181,8 @@ class CutS3VMResult:
     ``w`` acts on φ(x) − μ (φ = identity for the linear kernel) with the fixed ``b`` = 2r − 1;
     ``intercept`` = b − w·μ gives f(x) = w·φ(x) + intercept. ``objective`` is (3) at w,
     ``xi`` the working-set slack and ``violation`` = H(c; w) − ξ of the last most-violated c
-    (≤ ε when ``status == "converged"``). ``cccp_history`` holds J along every CCCP run.
+    (≤ ε when ``status == "converged"``). ``cccp_history`` holds J along every CCCP run;
+    ``rounds`` one record per round of Algorithm 1 (ξ and H(c; w) before the cut was added).
     """
 
     status: str
@@ -196,6 +197,7 @@ class CutS3VMResult:
     iterations: int
     cccp_iterations: int
     cccp_history: tuple[tuple[float, ...], ...]
+    rounds: tuple[dict[str, float], ...]
     seconds: float
     labels: NDArray[np.int64]  # ±1 of the unlabeled points, in data order
     working_set: NDArray[np.bool_] = field(repr=False)  # Ω as a |Ω| × n 0/1 array, data order
@@ -331,6 +333,7 @@ class CutS3VM:
         w = np.zeros(X.shape[1])  # (13) with Ω = ∅ has the solution w = 0
         lam = np.zeros(0)
         history: list[tuple[float, ...]] = []
+        rounds: list[dict[str, float]] = []
         status, iteration = "iteration_limit", 0
         for iteration in range(1, self.max_iter + 1):
             f_l, f_u = ws.scores(w)
@@ -348,6 +351,9 @@ class CutS3VM:
             w, lam, values = self._cccp(ws, w, np.r_[lam, 0.0], start)
             history.append(values)
             seconds = time.perf_counter() - start
+            rounds.append({"iteration": iteration, "constraints": ws.size, "xi": xi, "H": H,
+                           "cccp_steps": len(values) - 1, "J": values[-1],
+                           "seconds": seconds})  # fmt: skip
             logger.info("%5d %6d %5d %14.8g %14.8g %14.8g %9.3f", iteration, ws.size,
                         len(values) - 1, xi, H, values[-1], seconds)  # fmt: skip
         else:
@@ -377,6 +383,7 @@ class CutS3VM:
             iterations=iteration,
             cccp_iterations=sum(len(v) - 1 for v in history),
             cccp_history=tuple(history),
+            rounds=tuple(rounds),
             seconds=time.perf_counter() - start,
             labels=np.where(f_u >= 0, 1, -1),
             working_set=ws.masks(labeled),
@@ -480,11 +487,14 @@ def solve_from_cli(args, frame: pd.DataFrame) -> dict[str, Any]:
         "status": result.status,
         "message": result.message,
         "objective": result.objective,
+        "lower_bound": None,  # a local method (CCCP on a non-convex problem): no certificate
+        "gap": None,
         "constraints": result.constraints,
         "cccp_iterations": result.cccp_iterations,
         "iterations": result.iterations,
         "n": data.n,
         "m": data.m,
+        "final_rate": None,  # no aggregation
         "seconds": result.seconds,
         "params": model.summary(),
         "solution": {
@@ -496,6 +506,7 @@ def solve_from_cli(args, frame: pd.DataFrame) -> dict[str, Any]:
             "xi": result.xi,
             "violation": result.violation,
         },
+        "history": list(result.rounds),
     }
 
 

@@ -214,7 +214,10 @@ def capped_simplex_qp(
     the Newton step in the null space of the equality rows, or, where the reduced Hessian is
     singular and the gradient has a component along its null space, a descent direction of zero
     curvature; the step is cut at the first bound that blocks. At a face minimiser the bound
-    multipliers are computed and the most negative one is released. Returns (λ, iterations).
+    multipliers are computed and the most negative one is released. On an ill-conditioned Q
+    (cond ≳ 1e14) the steps can shrink to rounding noise and the method cycle between two faces;
+    it then returns at the first face minimiser it revisits — :func:`solve_master` certifies
+    every answer by its duality gap. Returns (λ, iterations).
     """
     K = p.shape[0]
     n = K + 1
@@ -229,6 +232,7 @@ def capped_simplex_qp(
     free = x > 0
     absQ, absA = np.abs(Qx), np.abs(A)
     limit = max_iter if max_iter is not None else 50 + 20 * n
+    stationary_faces: set[bytes] = set()  # face minimisers visited: a repeat is a rounding cycle
     for iteration in range(1, limit + 1):
         F = np.flatnonzero(free)
         g = Qx @ x - px
@@ -241,8 +245,10 @@ def capped_simplex_qp(
             mu = g - A.T @ nu
             mu[F] = 0.0
             j = int(np.argmin(mu + _TOL * (size + absA.T @ np.abs(nu))))
-            if mu[j] >= -_TOL * (size[j] + absA[:, j] @ np.abs(nu)):
+            face = free.tobytes()
+            if mu[j] >= -_TOL * (size[j] + absA[:, j] @ np.abs(nu)) or face in stationary_faces:
                 return x[:K].copy(), iteration
+            stationary_faces.add(face)
             free[j] = True
             continue
         curvature = float(d_F @ Qx[np.ix_(F, F)] @ d_F)
