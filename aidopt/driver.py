@@ -168,9 +168,7 @@ class AIDSolver:
                 break
             t1 = time.perf_counter()
             evaluation = self.model.evaluate(data, solution)
-            next_partition, n_impure = partition.split(
-                evaluation.regime, evaluation.split_regime
-            )
+            next_partition, n_impure = partition.split(evaluation.regime, evaluation.split_regime)
             pass_seconds = time.perf_counter() - t1
 
             improved = best is None or evaluation.objective < best.objective

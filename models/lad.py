@@ -58,7 +58,14 @@ from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.frisch_newton import frisch_newton
-from aidopt.validation import check_bool, check_choice, check_matrix, check_real, check_vector
+from aidopt.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_matrix,
+    check_real,
+    check_vector,
+)
 
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
@@ -150,16 +157,24 @@ class LADSolution:
 class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     """LAD regression (2)/(3). ``fit_intercept`` adds β₀ (a column of ones).
 
-    Policy options (measured in docs/lad.md):
-    init : initial clustering of the sample-fit residuals r: 'kmeans' (the paper: one k-means
-        pass on (r, y)), 'kmeans-r' (one pass on r alone), 'bins' (equal-count bins of r).
-    sample_fit : 'lstsq' or 'fn' (LAD by Frisch–Newton) for the sample fit.
-    split : 'sign' (Prop. 1: split impure clusters by residual sign) or 'band' (sign × residual
-        magnitude band: entries near the fit get their own clusters).
+    Policy options (measured in docs/lad.md; every choice keeps the certificate):
+    init : initial clustering of the sample-fit residuals r: 'band' (default: a sample fit, then
+        the ``band`` · sample-size entries with the smallest |r| as singletons and 2·bins·p
+        equal-count clusters of the residual ranks below and above them, as in Portnoy &
+        Koenker's preprocessing), 'kmeans' (the paper: one k-means pass on (r, y) with r^0 of
+        §4), 'kmeans-r' (one pass on r alone), 'bins' (equal-count bins of r).
+    sample_fit : 'fn' (default: LAD/quantile fit by Frisch–Newton) or 'lstsq'; the sample has
+        max(20p, sfac · n^{2/3} p^{1/2}) entries for 'band' (``sfac`` None: 1.5 for p ≤ 20
+        coefficients, else 1), max(20p, 1000) otherwise.
+    split : 'band' (default: sign × magnitude: impure clusters split by sign, and their entries
+        with |r| inside the band of the ``band`` · sample-size smallest |r| become singletons),
+        'sign' (Prop. 1: split by residual sign), 'minority' (the smaller sign part of a cluster
+        becomes singletons when it holds at most ``minority`` · |C_k| entries).
     warm_start : carry the previous iteration into the next solve: for 'highs' the simplex basis
         mapped to the children ('inherit': children keep the parent's status; 'regime': extra
         children of a basic parent and every child of a nonbasic parent sit at the bound its
         sign asks for), for 'fn' the dual a inherited in proportion to weight; 'none': cold.
+    fn_tol : relative duality-gap tolerance of the inner Frisch–Newton solves.
     """
 
     name: ClassVar[str] = "lad"
@@ -172,15 +187,15 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         self,
         fit_intercept: bool = True,
         *,
-        init: str = "kmeans",
-        sample_fit: str = "lstsq",
-        split: str = "sign",
+        init: str = "band",
+        sample_fit: str = "fn",
+        split: str = "band",
         warm_start: str = "inherit",
-        band: float = 2.0,
+        band: float = 0.8,
         fn_tol: float = 1e-9,
         minority: float = 0.05,
         bins: int = 4,
-        sfac: float = 1.2,
+        sfac: float | None = None,
     ) -> None:
         self.sfac = sfac
         self.minority = minority
@@ -205,6 +220,10 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         check_choice(self.split, "split", owner, ("sign", "band", "minority"))
         check_choice(self.warm_start, "warm_start", owner, ("inherit", "regime", "none"))
         check_real(self.band, "band", owner, low=0.0)
+        if self.sfac is not None:
+            check_real(self.sfac, "sfac", owner, low=0.0)
+        check_real(self.minority, "minority", owner, low=0.0, high=1.0)
+        check_int(self.bins, "bins", owner, low=1)
         check_real(self.fn_tol, "fn_tol", owner, low=0.0, high=1.0)
 
     def summary(self) -> dict[str, Any]:
@@ -247,8 +266,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return min(1.0, max(factor * m / n, 0.0005))
 
     def _sample_size(self, data: LADData) -> int:
+        """max(20p, sfac · n^{2/3} p^{1/2}) (Portnoy & Koenker's size); sfac None: 1.5 for
+        p ≤ 20, else 1 (measured in docs/lad.md: the sample fit dominates at large p)."""
         p = self.n_coefficients(data)
-        return int(min(data.n, max(20 * p, round(self.sfac * data.n ** (2 / 3) * p**0.5))))
+        sfac = self.sfac if self.sfac is not None else (1.5 if p <= 20 else 1.0)
+        return int(min(data.n, max(20 * p, round(sfac * data.n ** (2 / 3) * p**0.5))))
 
     def _band_fraction(self, data: LADData) -> float:
         return min(1.0, self.band * self._sample_size(data) / data.n)
@@ -484,8 +506,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return Evaluation(objective=objective, regime=regime, split_regime=finer)
 
     def split_hint(self, partition, regime):
-        """Minority singletons: in a cluster whose smaller sign part has at most `band`·|C_k|
-        entries, those entries become singletons; other impure clusters split by sign."""
+        """Minority singletons: in a cluster whose smaller sign part has at most
+        ``minority`` · |C_k| entries, those entries become singletons; other impure clusters
+        split by sign."""
         labels = partition.labels
         pos = np.bincount(labels, weights=regime, minlength=partition.n_clusters)
         neg = partition.sizes - pos

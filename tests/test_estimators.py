@@ -12,9 +12,10 @@ from aidopt.estimators import AIDLADRegressor
 from aidopt.exceptions import DataError, InvalidParameterError
 
 
-def test_lad_regressor_matches_sklearn_quantile_regression():
+@pytest.mark.parametrize("solver", ["fn", "highs"])
+def test_lad_regressor_matches_sklearn_quantile_regression(solver):
     X, y, _, _ = make_lad(1500, 3, seed=11)
-    est = AIDLADRegressor(tol=0.0).fit(X, y)
+    est = AIDLADRegressor(solver=solver, tol=0.0).fit(X, y)
     ref = QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs").fit(X, y)
     assert est.status_ == "optimal"
     ours = np.abs(y - est.predict(X)).sum()

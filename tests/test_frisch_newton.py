@@ -299,3 +299,16 @@ def test_nearly_collinear_design_is_not_claimed_optimal():
     assert res.objective == pytest.approx(check_loss(X, y, res.coef, 0.5), rel=1e-12)
     assert np.abs(res.coef).sum() * res.dual_residual > 1e-9 * res.objective
     assert np.all((res.dual >= 0) & (res.dual <= 1))
+
+
+def test_time_limit_returns_the_best_pair_with_valid_bounds():
+    rng = np.random.default_rng(15)
+    X, y = continuous_data(rng, 4000, 6)
+    res = frisch_newton(X, y, tau=0.3, time_limit=1e-9)  # stops after the first iteration
+    opt = frisch_newton(X, y, tau=0.3)
+    assert res.status == "time_limit"
+    assert res.iterations == 1
+    assert res.objective == pytest.approx(check_loss(X, y, res.coef, 0.3), rel=1e-12)
+    assert np.all((res.dual >= 0) & (res.dual <= 1))
+    bound = res.dual_objective - np.abs(opt.coef).sum() * res.dual_residual
+    assert bound <= opt.objective + 1e-9 <= res.objective + 2e-9

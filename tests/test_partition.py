@@ -108,3 +108,53 @@ def test_nested_labels_never_mix_groups(rng):
         members = part.members(k)
         assert np.unique(groups[members]).size == 1
         assert np.unique(labels[members]).size == 1
+
+
+def test_finer_split_parts_nonempty_purity_by_regime(rng):
+    n = 1200
+    part = Partition.from_labels(rng.integers(0, 25, size=n))
+    regime = rng.integers(0, 2, size=n)
+    for k in range(4):  # pure clusters stay whole even though finer varies inside them
+        regime[part.labels == k] = 1
+    finer = 2 * rng.integers(0, 3, size=n) + regime  # sign × 3 bands: refines regime
+    lone = rng.random(n) < 0.05  # and some entries as singletons (finer values ≥ 6)
+    finer[lone] = 6 + np.flatnonzero(lone)
+    impure = part.impure(regime)
+    X = rng.standard_normal((n, 3))
+    part.sums(X)  # cached: the children's sums are updated incrementally
+    child, n_impure = part.split(regime, finer)
+    assert n_impure == impure.sum() > 0
+    assert child.sizes.min() >= 1 and child.sizes.sum() == n
+    for q in range(part.n_clusters):
+        rows = part.labels == q
+        children = np.flatnonzero(child.parent == q)
+        expected = np.unique(finer[rows]).size if impure[q] else 1
+        assert children.size == expected
+    for k in range(child.n_clusters):
+        members = child.members(k)
+        assert members.size == child.sizes[k]
+        assert np.all(part.labels[members] == child.parent[k])
+        assert np.all(regime[members] == child.cluster_regime[k])
+        if impure[child.parent[k]]:
+            assert np.unique(finer[members]).size == 1
+    assert child.impure(regime).sum() == 0
+    np.testing.assert_allclose(
+        child.sums(X), Partition.from_labels(child.labels).sums(X), rtol=1e-12, atol=1e-12
+    )
+
+
+def test_finer_split_of_pure_partition_returns_itself(rng):
+    part = Partition.from_labels(rng.integers(0, 5, size=50))
+    same, n_impure = part.split(part.labels % 2, rng.integers(0, 9, size=50))
+    assert same is part and n_impure == 0
+
+
+def test_finer_that_does_not_refine_regime_is_an_error(rng):
+    part = Partition.from_labels(np.zeros(40, dtype=int))
+    regime = np.arange(40) % 2
+    with pytest.raises(ValueError, match="finer does not refine regime"):
+        part.split(regime, np.zeros(40, dtype=int))  # one finer part mixes both regimes
+    with pytest.raises(ValueError, match="finer has shape"):
+        part.split(regime, np.zeros(39, dtype=int))
+    with pytest.raises(ValueError, match="finer must hold non-negative"):
+        part.split(regime, -np.ones(40, dtype=int))
