@@ -48,8 +48,9 @@ def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", required=True, help="name of the target column")
     p.add_argument(
         "--solver",
-        default="highs",
-        help="highs (default), gurobi, a Pyomo solver name, or a model-specific solver",
+        default=None,
+        help="highs, gurobi, a Pyomo solver name, or a model-specific solver "
+        "(default: the model's, e.g. fn for lad, usmo for pu, highs otherwise)",
     )
     p.add_argument("--tol", type=float, default=1e-4, help="relative gap tolerance (1e-4)")
     p.add_argument("--max-iter", type=int, default=None, help="iteration limit")
@@ -243,9 +244,12 @@ def _solvers() -> int:
         caps = ", ".join(sorted(p.value for p in adapter.capabilities))
         print(f"{name:<8} {state:<12} handles {caps}")
     for name, module in MODEL_MODULES.items():
-        extra = importlib.import_module(module).MODEL_CLASS.special_solvers
-        if extra:
-            print(f"model {name}: also {', '.join(extra)}")
+        cls = importlib.import_module(module).MODEL_CLASS
+        extra = cls.special_solvers
+        default = getattr(cls, "default_solver", None)
+        if extra or default:
+            also = f"also {', '.join(extra)}; " if extra else ""
+            print(f"model {name}: {also}default {default or 'built in'}")
     print("any other name is passed to Pyomo's SolverFactory (e.g. glpk, cbc, cplex_direct)")
     return 0
 

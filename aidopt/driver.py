@@ -69,8 +69,9 @@ class AIDSolver:
     Parameters
     ----------
     model : the model (e.g. ``aidopt.models.lad.LADModel()``).
-    solver : 'highs' (default, embedded), 'gurobi', any Pyomo solver name, or one of the model's
-        special solvers (``model.special_solvers``).
+    solver : 'highs' (embedded), 'gurobi', any Pyomo solver name, or one of the model's special
+        solvers (``model.special_solvers``); None (default) uses ``model.default_solver``
+        ('highs' unless the model measured a faster exact one, e.g. 'fn' for LAD).
     tol : stop when the relative gap (E_best − L)/|E_best| ≤ tol (models with a lower bound).
     max_iter, time_limit : limits on iterations and wall-clock seconds (None = no limit).
     rate : initial aggregation rate r^0 (None = the model's default, the paper's choice).
@@ -86,7 +87,7 @@ class AIDSolver:
         self,
         model: AggregatedModel,
         *,
-        solver: str = "highs",
+        solver: str | None = None,
         tol: float = 1e-4,
         max_iter: int | None = None,
         time_limit: float | None = None,
@@ -233,6 +234,11 @@ class AIDSolver:
         check_choice(self.interface, "interface", owner, _INTERFACES)
         check_int(int(self.verbose), "verbose", owner, low=0, high=2)
 
+    @property
+    def solver_name(self) -> str:
+        """The solver actually used: ``solver``, or the model's default when it is None."""
+        return self.model.default_solver if self.solver is None else self.solver
+
     def _remaining(self, start: float) -> float | None:
         if self.time_limit is None:
             return None
@@ -242,11 +248,12 @@ class AIDSolver:
         """A function (agg, previous, time_limit) → (solution, SolveResult), checked up front."""
         model, options = self.model, dict(self.solver_options or {})
         verbose = int(self.verbose) >= 2
-        if self.solver in model.special_solvers:
+        name = self.solver_name
+        if name in model.special_solvers:
 
             def special(agg, previous, time_limit):
                 return model.solve_special(
-                    self.solver,
+                    name,
                     agg,
                     time_limit=time_limit,
                     verbose=verbose,
@@ -256,7 +263,7 @@ class AIDSolver:
 
             return special
 
-        adapter = get_solver(self.solver)
+        adapter = get_solver(name)
         adapter.check_available()
         usable = ["gurobi"] if model.problem_class is ProblemClass.MIQP else ["highs", "gurobi"]
         alternatives = ", ".join([*usable, *model.special_solvers])
@@ -296,8 +303,8 @@ class AIDSolver:
             )
         if best is None:
             raise SolverError(
-                f"Solver '{self.solver}' returned no solution for the first aggregated problem "
-                f"({result.status.value}: {result.message})."
+                f"Solver '{self.solver_name}' returned no solution for the first aggregated "
+                f"problem ({result.status.value}: {result.message})."
             )
         if result.status is SolveStatus.TIME_LIMIT:
             return AIDStatus.TIME_LIMIT, what
@@ -316,7 +323,7 @@ class AIDSolver:
         }
         return AIDResult(
             model=self.model.name,
-            solver=self.solver,
+            solver=self.solver_name,
             status=status,
             message=message,
             objective=best.objective,
@@ -342,7 +349,7 @@ class AIDSolver:
             kind,
             self.model.name,
             self.model.problem_class.value,
-            self.solver,
+            self.solver_name,
             data.n,
             data.m,
             rate,

@@ -380,6 +380,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
     special_solvers: ClassVar[tuple[str, ...]] = ("usmo",)
+    default_solver: ClassVar[str] = "usmo"  # HiGHS 1.15's QP fails from ~1k rows (docs/pu.md §5)
     citation: ClassVar[str] = (
         "Sansone, De Natale & Zhou (2019), Efficient Training for Positive Unlabeled Learning, "
         "(5)-(7), (16); AID for PU derived in docs/pu.md"
@@ -886,7 +887,6 @@ def add_cli_arguments(parser) -> None:
     )
     parser.add_argument("--degree", type=int, default=3, help="degree of poly (3)")
     parser.add_argument("--coef0", type=float, default=1.0, help="offset of poly (1)")
-    parser.set_defaults(solver="usmo")
 
 
 def model_from_cli(args) -> PUModel:

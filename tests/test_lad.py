@@ -257,3 +257,20 @@ def test_bad_policy_parameters_are_named(model, name):
         InvalidParameterError, match=f"'{name}' parameter of {type(model).__name__}"
     ):
         AIDSolver(model).solve(data)
+
+
+def test_default_solver_is_the_models_and_cli_and_api_agree(tmp_path, capsys):
+    """No solver named: LAD uses its measured default (fn) in the API and in the CLI."""
+    X, y, _, _ = make_lad(3000, 4, seed=15)
+    result = AIDSolver(LADModel(), tol=0.0).solve(LADData.from_arrays(X, y))
+    assert result.solver == LADModel.default_solver == "fn"
+    assert result.status is AIDStatus.OPTIMAL
+    path = tmp_path / "lad.csv"
+    pd.DataFrame(np.column_stack([X, y]), columns=["a", "b", "c", "d", "y"]).to_csv(
+        path, index=False
+    )
+    assert main(["solve", "lad", "--data", str(path), "--target", "y", "--tol", "0", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["solver"] == "fn"
+    assert payload["objective"] == pytest.approx(result.objective, rel=1e-9)
+    assert payload["objective"] == pytest.approx(reference_lad(X, y), rel=1e-7)
