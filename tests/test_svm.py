@@ -154,6 +154,20 @@ def test_liblinear_backend_reports_no_bound():
         result.solution.entry_duals()
 
 
+def test_liblinear_iteration_limit_grows_on_heavy_clusters():
+    # here liblinear misses 100,000 iterations on the second aggregated problem (22 clusters
+    # of ~1,400 entries); the model retries with 10x the limit instead of stopping AID
+    X, y = make_svm(30_000, 10, seed=1)
+    data = SVMData.from_arrays(X, y)
+    capped = AIDSolver(SVMModel(), solver="liblinear", solver_options={"max_iter": 100_000})
+    with pytest.warns(ConvergenceWarning, match="iteration_limit"):
+        assert capped.solve(data).status is AIDStatus.SOLVER_LIMIT  # an explicit limit is kept
+    result = AIDSolver(SVMModel(), solver="liblinear").solve(data)
+    assert result.status is AIDStatus.OPTIMAL and result.iterations > 2
+    reference = AIDSolver(SVMModel(), solver="libsvm", tol=1e-6).solve(data).objective
+    assert result.objective == pytest.approx(reference, rel=1e-3)
+
+
 @pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
 def test_gurobi_reaches_the_optimum_and_reports_its_licence_limit():
     X, y = make_svm(150, 4, seed=8)  # full dual: 4 + 150 variables, inside the pip licence
@@ -281,3 +295,24 @@ def test_partition_split_keeps_labels_pure():
     agg = SVMModel().aggregate(data, part)
     np.testing.assert_array_equal(agg.label, [1.0, -1.0])
     np.testing.assert_allclose(agg.xbar[0], X[y > 0].mean(axis=0), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------- benchmark
+def test_bench_svm_appends_cells_and_summarises(tmp_path, capsys):
+    out = tmp_path / "bench"
+    base = ["bench", "svm", "--sizes", "800x3", "--repeats", "1", "--out", str(out)]
+    base += ["--methods", "aid-libsvm,libsvm", "--time-limit", "60"]
+    assert main([*base, "--seed", "0"]) == 0
+    assert main([*base, "--seed", "1", "--append"]) == 0  # one more instance, same cell
+    capsys.readouterr()
+    runs = pd.read_csv(out / "svm_runs.csv")
+    assert sorted(runs["seed"]) == [0, 0, 1, 1] and set(runs["status"]) <= {"optimal", "gap"}
+    summary = pd.read_csv(out / "svm_summary.csv")
+    assert len(summary) == 1 and summary.loc[0, "instances"] == 2
+    row = summary.loc[0]
+    aid, lib = runs[runs.method == "aid-libsvm"], runs[runs.method == "libsvm"]
+    rho = (aid["seconds"].to_numpy() / lib["seconds"].to_numpy()).mean()
+    assert row["rho"] == pytest.approx(rho, rel=1e-12)
+    assert abs(row["delta"]) < 1e-3 and abs(row["gamma"]) < 0.01  # same optimum, same fit
+    assert (out / "svm_figure6.png").stat().st_size > 0
+    assert "aid-libsvm vs libsvm" in (out / "svm_summary.md").read_text()

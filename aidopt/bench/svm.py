@@ -2,7 +2,8 @@
 
 ``aidopt bench svm --sizes 30000x10,50000x50 --repeats 3 --out bench-out`` generates the
 instances (``aidopt.data.svm.make_svm``: two overlapping Gaussian classes), runs every method on
-each in its own process with a time limit, and writes
+each in its own process with a time limit, and writes (``--append``: add to the runs already in
+``--out``, so that a grid can be run one cell per invocation)
 
 * ``svm_runs.csv``: one row per run (status, seconds, objective E of (7), training accuracy,
   lower bound, gap, r^0, r^T, T, support-vector share of the library fits, peak memory);
@@ -47,6 +48,7 @@ PAIRS: dict[str, str] = {
     "aid-gurobi": "full-gurobi",
 }
 _OK = ("optimal", "gap")
+_GRACE = 30.0  # s over --time-limit before a run is killed (the libraries have no time limit)
 
 
 # ---------------------------------------------------------------------- one run (in a worker)
@@ -94,7 +96,7 @@ def _run_aidopt(method: str, X, y, M: float, tol: float, time_limit: float) -> d
     import warnings
 
     from aidopt.driver import AIDSolver
-    from aidopt.exceptions import AidoptError
+    from aidopt.exceptions import AidoptError, SolverLicenseError
     from aidopt.models.svm import SVMData, SVMModel
 
     data = SVMData.from_arrays(X, y)
@@ -104,9 +106,9 @@ def _run_aidopt(method: str, X, y, M: float, tol: float, time_limit: float) -> d
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = solver.solve(data) if method.startswith("aid") else solver.solve_full(data)
-    except AidoptError as exc:  # e.g. Gurobi's size-limited licence on the first problem
+    except AidoptError as exc:  # Gurobi's size-limited licence, HiGHS failing on the first QP
         return {
-            "status": "solver_limit",
+            "status": "solver_limit" if isinstance(exc, SolverLicenseError) else "error",
             "seconds": time.perf_counter() - start,
             "message": str(exc)[:200],
         }
@@ -144,12 +146,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tol", type=float, default=1e-4, help="AID gap tolerance (the paper's SVM ε, 1e-4)"
     )
     parser.add_argument(
-        "--separation", type=float, default=1.0, help="class separation of the generator"
+        "--separation", type=float, default=2.0, help="class separation of the generator (2.0)"
     )
     parser.add_argument(
-        "--time-limit", type=float, default=900.0, help="seconds per run (default 900)"
+        "--time-limit",
+        type=float,
+        default=900.0,
+        help="seconds per run (default 900); AID stops itself, a library run is killed 30 s later",
     )
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the runs already in OUT/svm_runs.csv and summarise them with the new ones",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,8 +168,10 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise SystemExit(f"unknown method(s): {', '.join(unknown)}; known: {', '.join(METHODS)}")
     sizes = parse_sizes(args.sizes)
-    rows = []
+    previous = args.out / "svm_runs.csv"
+    rows = pd.read_csv(previous).to_dict("records") if args.append and previous.exists() else []
     total, done = len(sizes) * args.repeats * len(methods), 0
+    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="aidopt-bench-svm-") as tmp:
         for n, m in sizes:
             for rep in range(args.repeats):
@@ -185,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
                             "tol": args.tol,
                             "time_limit": args.time_limit,
                         },
-                        timeout=args.time_limit + 120,
+                        timeout=args.time_limit + _GRACE,
                     )
                     print(
                         f" {res.get('status')} {res.get('seconds') or float('nan'):.3f} s",
@@ -209,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _save(rows: list[dict], out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     runs = pd.DataFrame(rows)
+    if not runs.empty:  # a re-run of (instance, method) replaces the earlier one
+        runs = runs.drop_duplicates(["n", "m", "seed", "method"], keep="last")
     summary = summarize(runs)
     write_outputs(runs, out, "svm_runs")
     write_outputs(summary, out, "svm_summary")
@@ -268,7 +282,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     for col in ("t_aid", "t_base", "rho"):
         summary[f"{col}_std"] = grouped[col].std(ddof=0)
     summary["instances"] = grouped.size()
-    return summary.reset_index()
+    return summary.reset_index().sort_values(["n", "m"], kind="stable", ignore_index=True)
 
 
 def summary_markdown(summary: pd.DataFrame) -> str:
@@ -314,7 +328,7 @@ def plot(summary: pd.DataFrame, path: Path) -> None:
             row[0].plot(g["n"], g["t_base"], "s--", color=line.get_color(), label=f"{base}, m={m}")
             row[1].plot(g["n"], g["rho"], "o-", color=line.get_color(), label=f"m={m}")
         row[0].set(xlabel="n", ylabel="seconds", yscale="log", title=f"(a) times: {pair}")
-        row[1].set(xlabel="n", ylabel="ρ = T_AID / T_base", title=f"(b) ρ: {pair}")
+        row[1].set(xlabel="n", ylabel="ρ = T_AID / T_base", yscale="log", title=f"(b) ρ: {pair}")
         row[1].axhline(1.0, color="grey", lw=0.8)
         row[0].legend(fontsize=7)
         row[1].legend(fontsize=7)
