@@ -17,6 +17,7 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -270,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AidoptError as exc:
         print(f"aidopt: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":
