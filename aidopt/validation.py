@@ -7,6 +7,7 @@ Messages follow scikit-learn so that users of it recognise them:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,6 +19,7 @@ from aidopt.exceptions import DataError, InvalidParameterError
 __all__ = [
     "check_bool",
     "check_choice",
+    "check_feature_names",
     "check_int",
     "check_matrix",
     "check_real",
@@ -149,6 +151,16 @@ def check_vector(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.float64]:
         raise DataError(f"X has {n} rows but {name} has {out.shape[0]} entries.")
     _check_finite(out, name)
     return np.ascontiguousarray(out)
+
+
+def check_feature_names(feature_names: Sequence[str] | None, n_columns: int) -> tuple[str, ...]:
+    """The given names (one per column of X), or x1 … xm when None."""
+    if feature_names is None:
+        return tuple(f"x{j + 1}" for j in range(n_columns))
+    names = tuple(feature_names)
+    if len(names) != n_columns:
+        raise DataError(f"X has {n_columns} columns but {len(names)} feature names.")
+    return names
 
 
 def _check_finite(values: NDArray[np.float64], name: str) -> None:

@@ -61,6 +61,7 @@ from aidopt.solvers.frisch_newton import frisch_newton
 from aidopt.validation import (
     check_bool,
     check_choice,
+    check_feature_names,
     check_int,
     check_matrix,
     check_real,
@@ -97,13 +98,7 @@ class LADData:
     ) -> LADData:
         X = check_matrix(X, "X")
         y = check_vector(y, X.shape[0], "y")
-        names = (
-            tuple(feature_names)
-            if feature_names is not None
-            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
-        )
-        if len(names) != X.shape[1]:
-            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        names = check_feature_names(feature_names, X.shape[1])
         return cls(X=X, y=y, feature_names=names, target_name=target_name)
 
     @property

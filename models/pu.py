@@ -52,7 +52,7 @@ from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.usmo import USMOResult, usmo
 from aidopt.span import CentroidSpan
-from aidopt.validation import check_bool, check_matrix, check_real
+from aidopt.validation import check_bool, check_feature_names, check_matrix, check_real
 
 __all__ = [
     "PUAggregate",
@@ -151,13 +151,7 @@ class PUData:
                     f"found the values {{{shown}}}."
                 )
             s = s == 1
-        names = (
-            tuple(feature_names)
-            if feature_names is not None
-            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
-        )
-        if len(names) != X.shape[1]:
-            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        names = check_feature_names(feature_names, X.shape[1])
         return cls(
             X=X, labeled=np.ascontiguousarray(s), feature_names=names, target_name=target_name
         )

@@ -64,7 +64,7 @@ from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.span import CentroidSpan
-from aidopt.validation import check_choice, check_matrix, check_real
+from aidopt.validation import check_choice, check_feature_names, check_matrix, check_real
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
 
@@ -123,13 +123,7 @@ class S3VMData:
         classes = _class_order(values)
         signed = np.zeros(X.shape[0])
         signed[labeled] = np.where(target[labeled].to_numpy() == classes[1], 1.0, -1.0)
-        names = (
-            tuple(feature_names)
-            if feature_names is not None
-            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
-        )
-        if len(names) != X.shape[1]:
-            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        names = check_feature_names(feature_names, X.shape[1])
         return cls(X=X, y=signed, feature_names=names, target_name=target_name, classes=classes)
 
     @property

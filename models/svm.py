@@ -63,7 +63,7 @@ from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.validation import check_matrix, check_real
+from aidopt.validation import check_feature_names, check_matrix, check_real
 
 __all__ = [
     "SVMAggregate",
@@ -133,13 +133,7 @@ class SVMData:
                 "An SVM needs labels with exactly two distinct values; y has "
                 f"{classes.size} ({shown}{more})."
             )
-        names = (
-            tuple(feature_names)
-            if feature_names is not None
-            else tuple(f"x{j + 1}" for j in range(X.shape[1]))
-        )
-        if len(names) != X.shape[1]:
-            raise DataError(f"X has {X.shape[1]} columns but {len(names)} feature names.")
+        names = check_feature_names(feature_names, X.shape[1])
         return cls(
             X=X,
             y=np.where(codes == 1, 1.0, -1.0),
