@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["parse_sizes", "run_isolated", "write_outputs"]
+__all__ = ["parse_float_list", "parse_int_list", "parse_sizes", "run_isolated", "write_outputs"]
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
@@ -33,6 +33,23 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
         except ValueError:
             raise ValueError(f"bad size {item!r}: expected NxM, e.g. 100000x10") from None
     return sizes
+
+
+def parse_int_list(text: str) -> list[int]:
+    """'0-3,7,1e4' → [0, 1, 2, 3, 7, 10000]: integers and inclusive ranges a-b, blanks skipped."""
+    out: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if "-" in part:
+            lo, hi = part.split("-")
+            out.extend(range(int(lo), int(hi) + 1))
+        elif part:
+            out.append(int(float(part)))
+    return out
+
+
+def parse_float_list(text: str) -> list[float]:
+    """'1,0.1,1e-3' → [1.0, 0.1, 0.001], blanks skipped."""
+    return [float(p) for p in text.split(",") if p.strip()]
 
 
 def run_isolated(task: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from aidopt.bench.common import run_isolated, write_outputs
+from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
 from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8
 
 SMALL_SETS = ("digit1", "usps", "coil2", "bci", "g241c", "g241d", "text")
@@ -171,14 +171,14 @@ def run(args: argparse.Namespace) -> int:
     unknown = [s for s in (*sets, *scaling_sets) if s not in SETS]
     if unknown:
         raise SystemExit(f"unknown set(s): {', '.join(unknown)}; known: {', '.join(SETS)}")
-    grid = [[c_l, c_u] for c_l in _floats(args.Cl) for c_u in _floats(args.Cu)]
+    grid = [[c_l, c_u] for c_l in parse_float_list(args.Cl) for c_u in parse_float_list(args.Cu)]
     if list(FIXED) not in grid:
         grid.append(list(FIXED))
     solvers = [s.strip() for s in args.aid.split(",") if s.strip()]
     rows: list[dict[str, Any]] = []
     for name in sets:
-        sizes = [1000] if name == "secstr" else _ints(args.labeled)
-        splits = [k for k in _ints(args.splits) if k < n_splits(name)]
+        sizes = [1000] if name == "secstr" else parse_int_list(args.labeled)
+        splits = [k for k in parse_int_list(args.splits) if k < n_splits(name)]
         for labeled in sizes:
             for split in splits:
                 key = {"set": name, "labeled": labeled, "split": split}
@@ -237,7 +237,7 @@ def _scaling(sets: list[str], args) -> list[dict[str, Any]]:
     out = []
     for name in sets:
         total = load_split(name, 100 if name == "secstr" else 10, 0).y.size
-        sizes = sorted({min(n, total) for n in _ints(args.scaling_sizes)})
+        sizes = sorted({min(n, total) for n in parse_int_list(args.scaling_sizes)})
         for n in sizes:
             for seed in range(args.scaling_seeds):
                 key = {"set": name, "n": n, "seed": seed}
@@ -406,18 +406,3 @@ def _plot_scaling(ok: pd.DataFrame, png: Path) -> None:
     fig.suptitle("CutS3VM time against n (log-log)")
     fig.savefig(png, dpi=100)
     plt.close(fig)
-
-
-def _floats(text: str) -> list[float]:
-    return [float(v) for v in text.split(",") if v.strip()]
-
-
-def _ints(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            lo, hi = part.split("-")
-            out.extend(range(int(lo), int(hi) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import run_isolated, write_outputs
+from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
 from aidopt.data.pu import (
     PAPER_PRIORS,
     UCI_SETS,
@@ -412,30 +412,24 @@ def _names(text: str | None, known: tuple[str, ...]) -> list[str]:
     return chosen
 
 
-def _floats(text: str) -> list[float]:
-    return [float(t) for t in text.split(",")]
-
-
-def _ints(text: str) -> list[int]:
-    return [int(float(t)) for t in text.split(",")]
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--part", choices=("tables", "scaling", "all"), default="all")
     parser.add_argument("--kernels", default=None, help="linear,rbf (default both)")
     parser.add_argument("--datasets", default=None, help="UCI sets for --part tables (all)")
-    parser.add_argument("--lambdas", type=_floats, default=list(LAMBDAS), help="tables: λ list")
+    parser.add_argument(
+        "--lambdas", type=parse_float_list, default=list(LAMBDAS), help="tables: λ list"
+    )
     parser.add_argument("--gamma", type=float, default=0.5, help="tables: rbf γ (0.5 = scale 1)")
     parser.add_argument("--repeats", type=int, default=3, help="tables: random splits (3)")
     parser.add_argument(
         "--sizes-linear",
-        type=_ints,
+        type=parse_int_list,
         default=[1000, 2000, 5000, 10000, 20000, 50000, 100000],
         help="scaling: n for the linear kernel",
     )
     parser.add_argument(
         "--sizes-rbf",
-        type=_ints,
+        type=parse_int_list,
         default=[1000, 2000, 5000, 10000, 20000],
         help="scaling: n for the rbf kernel (γ = 1/m)",
     )

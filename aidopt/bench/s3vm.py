@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import run_isolated, write_outputs
+from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
 
 M_U_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 BALANCES = ("constraint", "cost")
@@ -244,8 +244,12 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown solver(s): {', '.join(unknown)}; known: svm, gurobi, highs")
     rows = []
     for name in sets:
-        sizes = _ints(args.labeled) if args.labeled else _default_sizes(name, labeled_sizes(name))
-        splits = _ints(args.splits) if args.splits else list(range(n_splits(name)))
+        sizes = (
+            parse_int_list(args.labeled)
+            if args.labeled
+            else _default_sizes(name, labeled_sizes(name))
+        )
+        splits = parse_int_list(args.splits) if args.splits else list(range(n_splits(name)))
         configs = _configs(args, name)
         for labeled in sizes:
             for split in splits:
@@ -301,17 +305,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ints(text: str) -> list[int]:
-    out: list[int] = []
-    for part in text.split(","):
-        if "-" in part:
-            lo, hi = part.split("-")
-            out.extend(range(int(lo), int(hi) + 1))
-        elif part.strip():
-            out.append(int(part))
-    return out
-
-
 def _default_sizes(name: str, sizes: tuple[int, ...]) -> list[int]:
     return [1000, 10000] if name == "secstr" else list(sizes)
 
@@ -321,12 +314,12 @@ def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
         balance = PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
         return [{"M_u": 1.0, "rate": 0.01 if name != "secstr" else 0.0001, "balance": balance}]
     rates = (
-        [float(r) for r in args.rates.split(",")]
+        parse_float_list(args.rates)
         if args.rates
         else ([0.0001, 0.0005] if name == "secstr" else [0.01, 0.05])
     )
     balances = [None if b == "none" else b for b in args.balances.split(",")]
-    m_u = [float(v) for v in args.Mu.split(",")]
+    m_u = parse_float_list(args.Mu)
     return [{"M_u": mu, "rate": r, "balance": b} for r in rates for b in balances for mu in m_u]
 
 
