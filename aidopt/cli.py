@@ -246,11 +246,8 @@ def _solvers() -> int:
         print(f"{name:<8} {state:<12} handles {caps}")
     for name, module in MODEL_MODULES.items():
         cls = importlib.import_module(module).MODEL_CLASS
-        extra = cls.special_solvers
-        default = getattr(cls, "default_solver", None)
-        if extra or default:
-            also = f"also {', '.join(extra)}; " if extra else ""
-            print(f"model {name}: {also}default {default or 'built in'}")
+        also = f"also {', '.join(cls.special_solvers)}; " if cls.special_solvers else ""
+        print(f"model {name}: {also}default {cls.default_solver}")
     print("any other name is passed to Pyomo's SolverFactory (e.g. glpk, cbc, cplex_direct)")
     return 0
 

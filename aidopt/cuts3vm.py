@@ -227,6 +227,7 @@ class CutS3VM:
     """
 
     special_solvers: ClassVar[tuple[str, ...]] = ("active-set",)
+    default_solver: ClassVar[str] = "active-set"
     citation: ClassVar[str] = "Zhao, Wang & Zhang (2008), CutS3VM, Algorithms 1-2, eqs. (3)-(19)"
 
     def __init__(

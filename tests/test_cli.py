@@ -141,3 +141,15 @@ def test_console_script_entry_point(lad_csv, tmp_path):
         cwd=tmp_path,
     )
     assert "aidopt" in version.stdout
+
+
+def test_solvers_lists_every_model_with_its_default(capsys):
+    from aidopt.cli import MODEL_MODULES
+
+    assert main(["solvers"]) == 0
+    out = capsys.readouterr().out
+    assert "highs    available" in out
+    for name in MODEL_MODULES:
+        (line,) = [row for row in out.splitlines() if row.startswith(f"model {name}:")]
+        assert "default " in line and "built in" not in line
+    assert "model cuts3vm: also active-set; default active-set" in out
