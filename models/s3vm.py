@@ -64,13 +64,19 @@ from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.span import CentroidSpan
-from aidopt.validation import check_choice, check_feature_names, check_matrix, check_real
+from aidopt.validation import (
+    check_bool,
+    check_choice,
+    check_feature_names,
+    check_int,
+    check_matrix,
+    check_real,
+)
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
 
 _NEG, _POS, _UNL = 0, 1, 2  # entry groups: labeled −1, labeled +1, unlabeled
 _BALANCES = ("constraint", "cost", None)
-_MIN_CLUSTERS = 10  # the paper: at least 10 initial clusters
 # Gurobi's default IntFeasTol (1e-5) lets d_k sit 1e-5 off 0/1, which the big-M turns into slack
 # of 1e-5·M; on SSL-book data that gave an "optimum" 0.75% below the true one (COIL2, F ≈ 7e-5).
 _DEFAULT_OPTIONS = {
@@ -248,6 +254,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     """S3VM (12)/(14)/(15). ``M_l``, ``M_u`` loss weights; ``balance`` as in §4.3.
 
     ``cert_tol``: relative tolerance of the certificate E^t − L ≤ cert_tol·max{1, |E^t|}.
+    ``min_clusters``: the paper's "at least 10 initial clusters" (§4.3); by default a floor on
+    the total K^0 (the unlabeled clustering takes up the slack), with ``min_clusters_per_group``
+    a floor on each of the three clusterings (labeled −1, labeled +1, unlabeled; capped at the
+    group's size, so l = 10 keeps the labeled entries as points). The paper does not say which.
     Solvers: ``"gurobi"`` (the MIQP directly) and ``"highs"`` (exact outer approximation on
     HiGHS' MILP, ``aidopt.solvers.outer_approximation``) both run the certificate; a Pyomo MIQP
     solver by name solves the Pyomo model of (15) and is certified only once every unlabeled
@@ -269,11 +279,15 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         M_u: float = 1.0,
         balance: str | None = "constraint",
         cert_tol: float = 1e-6,
+        min_clusters: int = 10,
+        min_clusters_per_group: bool = False,
     ) -> None:
         self.M_l = M_l
         self.M_u = M_u
         self.balance = balance
         self.cert_tol = cert_tol
+        self.min_clusters = min_clusters
+        self.min_clusters_per_group = min_clusters_per_group
 
     def check_params(self) -> None:
         owner = type(self).__name__
@@ -281,9 +295,17 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         check_real(self.M_u, "M_u", owner, low=0.0)
         check_choice(self.balance, "balance", owner, _BALANCES)
         check_real(self.cert_tol, "cert_tol", owner, low=0.0, high=1.0, closed="left")
+        check_int(self.min_clusters, "min_clusters", owner, low=1)
+        check_bool(self.min_clusters_per_group, "min_clusters_per_group", owner)
 
     def summary(self) -> dict[str, Any]:
-        return {"M_l": self.M_l, "M_u": self.M_u, "balance": self.balance}
+        return {
+            "M_l": self.M_l,
+            "M_u": self.M_u,
+            "balance": self.balance,
+            "min_clusters": self.min_clusters,
+            "min_clusters_per_group": self.min_clusters_per_group,
+        }
 
     # ------------------------------------------------------------------ data
     def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> S3VMData:
@@ -326,11 +348,15 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return 0.01 if data.n <= 10_000 else 0.0001
 
     def initial_partition(self, data: S3VMData, rate: float, rng: np.random.Generator) -> Partition:
-        """One k-means pass per group (labeled −1, labeled +1, unlabeled), ≥ 10 clusters (§4)."""
+        """One k-means pass per group (labeled −1, labeled +1, unlabeled), ⌈r^0·size⌉ clusters
+        each, at least ``min_clusters`` in total or per group (§4.3)."""
         group = data.group
         sizes = np.bincount(group, minlength=3)
         k = np.minimum(sizes, np.maximum(1, np.ceil(rate * sizes))).astype(int)
-        k[_UNL] = min(sizes[_UNL], max(k[_UNL], _MIN_CLUSTERS - k[_NEG] - k[_POS]))
+        if self.min_clusters_per_group:
+            k = np.minimum(sizes, np.maximum(k, self.min_clusters))
+        else:
+            k[_UNL] = min(sizes[_UNL], max(k[_UNL], self.min_clusters - k[_NEG] - k[_POS]))
         labels = np.zeros(data.n, dtype=np.int64)
         for g in (_NEG, _POS, _UNL):
             rows = np.flatnonzero(group == g)
@@ -874,8 +900,22 @@ def add_cli_arguments(parser) -> None:
         default="constraint",
         help="unbalanced-data technique of §4.3 (default: constraint)",
     )
+    parser.add_argument(
+        "--min-clusters", type=int, default=10, help="at least this many initial clusters (10)"
+    )
+    parser.add_argument(
+        "--per-group",
+        action="store_true",
+        help="apply --min-clusters to each of the three initial clusterings, not to the total",
+    )
 
 
 def model_from_cli(args) -> S3VMModel:
     balance = None if args.balance == "none" else args.balance
-    return S3VMModel(M_l=args.Ml, M_u=args.Mu, balance=balance)
+    return S3VMModel(
+        M_l=args.Ml,
+        M_u=args.Mu,
+        balance=balance,
+        min_clusters=args.min_clusters,
+        min_clusters_per_group=args.per_group,
+    )

