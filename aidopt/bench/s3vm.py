@@ -406,7 +406,8 @@ def plot(runs: pd.DataFrame, path: Path) -> None:
     method = np.where(ok["floor"] == "group", method + " (floor per group)", method)
     ok = ok.assign(method=np.where(ok["level"] == "SVM", "SVM", method))
     keys = ["set", "labeled", "method", "M_u", "rate", "balance"]
-    means = ok.fillna({"M_u": -1, "rate": -1, "balance": "none"}).groupby(keys)["accuracy"].mean()
+    ok = ok.astype({"balance": object}).fillna({"M_u": -1, "rate": -1, "balance": "none"})
+    means = ok.groupby(keys)["accuracy"].mean()
     best = 100 * means.groupby(level=["set", "labeled", "method"]).max().unstack("method")
     fig, ax = plt.subplots(figsize=(11, 4.5), constrained_layout=True)
     best.plot(kind="bar", ax=ax, width=0.8)
@@ -434,7 +435,7 @@ def _with_floor(runs: pd.DataFrame) -> pd.DataFrame:
 
 def _mean_over_splits(frame: pd.DataFrame) -> pd.DataFrame:
     keys = ["set", "labeled", "solver", "level", "floor", "M_u", "rate", "balance"]
-    frame = frame.assign(balance=frame["balance"].fillna("none"))
+    frame = frame.assign(balance=frame["balance"].astype(object).fillna("none"))
     grouped = frame.groupby(keys, dropna=False)
     return grouped.agg(
         accuracy=("accuracy", "mean"), splits=("split", "nunique"), seconds=("seconds", "mean")
