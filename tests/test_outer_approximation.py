@@ -4,6 +4,7 @@ refusal of non-convex Q, infeasibility, and pass-through of programs without int
 
 import importlib.util
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -66,15 +67,7 @@ def enumerate_integers(program):
     for y in itertools.product([0.0, 1.0], repeat=integer.size):
         lo, hi = program.col_lower.copy(), program.col_upper.copy()
         lo[integer] = hi[integer] = y
-        qp = MatrixProgram(
-            c=program.c,
-            A=program.A,
-            row_lower=program.row_lower,
-            row_upper=program.row_upper,
-            col_lower=lo,
-            col_upper=hi,
-            Q=program.Q,
-        )
+        qp = replace(program, col_lower=lo, col_upper=hi, integer=None)
         result = solve_convex_qp(qp)
         if result.status is SolveStatus.OPTIMAL:
             best = min(best, result.objective)
@@ -126,31 +119,15 @@ def test_separable_factor_reproduces_q():
 
 def test_infeasible_miqp_is_reported():
     program = random_miqp(5, dense=False)
-    infeasible = MatrixProgram(
-        c=program.c,
-        A=program.A,
-        row_lower=np.r_[program.row_lower[:-1], 7.0],  # Σ y ≥ 7 with six binaries
-        row_upper=program.row_upper,
-        col_lower=program.col_lower,
-        col_upper=program.col_upper,
-        Q=program.Q,
-        integer=program.integer,
-    )
+    # Σ y ≥ 7 with six binaries
+    infeasible = replace(program, row_lower=np.r_[program.row_lower[:-1], 7.0])
     result = HighsOuterApproximation().solve_program(infeasible)
     assert result.status is SolveStatus.INFEASIBLE and result.x is None
 
 
 def test_programs_without_integers_go_to_highs_directly():
     program = random_miqp(6, dense=True)
-    relaxed = MatrixProgram(
-        c=program.c,
-        A=program.A,
-        row_lower=program.row_lower,
-        row_upper=program.row_upper,
-        col_lower=program.col_lower,
-        col_upper=program.col_upper,
-        Q=program.Q,
-    )
+    relaxed = replace(program, integer=None)
     oa = HighsOuterApproximation().solve_program(relaxed)
     direct = HighsAdapter().solve_program(relaxed)
     assert oa.status is SolveStatus.OPTIMAL
