@@ -2,7 +2,7 @@
 
 import pytest
 
-from aidopt.bench.common import parse_float_list, parse_int_list, parse_sizes
+from aidopt.bench.common import parse_choice_list, parse_float_list, parse_int_list, parse_sizes
 
 
 def test_int_lists_take_ranges_scientific_notation_and_skip_blanks():
@@ -20,3 +20,9 @@ def test_sizes_and_bad_items_are_named():
         parse_sizes("100000")
     with pytest.raises(ValueError):
         parse_int_list("1,a")
+
+
+def test_choice_lists_skip_blanks_and_name_unknown_choices():
+    assert parse_choice_list("a, b,", ("a", "b", "c"), "method") == ["a", "b"]
+    with pytest.raises(SystemExit, match=r"unknown method\(s\): x, y; known: a, b"):
+        parse_choice_list("a,x,y", ("a", "b"), "method")

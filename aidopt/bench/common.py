@@ -15,12 +15,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["parse_float_list", "parse_int_list", "parse_sizes", "run_isolated", "write_outputs"]
+__all__ = [
+    "parse_choice_list",
+    "parse_float_list",
+    "parse_int_list",
+    "parse_sizes",
+    "run_isolated",
+    "write_outputs",
+]
 
 
 def parse_sizes(text: str) -> list[tuple[int, int]]:
@@ -50,6 +58,16 @@ def parse_int_list(text: str) -> list[int]:
 def parse_float_list(text: str) -> list[float]:
     """'1,0.1,1e-3' → [1.0, 0.1, 0.001], blanks skipped."""
     return [float(p) for p in text.split(",") if p.strip()]
+
+
+def parse_choice_list(text: str, known: Collection[str], what: str) -> list[str]:
+    """'a, b' → ['a', 'b'] (blanks skipped); any name not in ``known`` ends the run with a
+    message naming it, e.g. "unknown method(s): x; known: a, b"."""
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in chosen if t not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    return chosen
 
 
 def run_isolated(task: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -33,7 +33,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
+from aidopt.bench.common import (
+    parse_choice_list,
+    parse_float_list,
+    parse_int_list,
+    run_isolated,
+    write_outputs,
+)
 from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8
 
 SMALL_SETS = ("digit1", "usps", "coil2", "bci", "g241c", "g241d", "text")
@@ -166,11 +172,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from aidopt.data.sslbook import SETS, n_splits
 
-    sets = [s.strip().lower() for s in args.sets.split(",") if s.strip()]
-    scaling_sets = [s.strip().lower() for s in args.scaling_sets.split(",") if s.strip()]
-    unknown = [s for s in (*sets, *scaling_sets) if s not in SETS]
-    if unknown:
-        raise SystemExit(f"unknown set(s): {', '.join(unknown)}; known: {', '.join(SETS)}")
+    sets = parse_choice_list(args.sets.lower(), SETS, "set")
+    scaling_sets = parse_choice_list(args.scaling_sets.lower(), SETS, "set")
     grid = [[c_l, c_u] for c_l in parse_float_list(args.Cl) for c_u in parse_float_list(args.Cu)]
     if list(FIXED) not in grid:
         grid.append(list(FIXED))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import parse_sizes, run_isolated, write_outputs
+from aidopt.bench.common import parse_choice_list, parse_sizes, run_isolated, write_outputs
 from aidopt.data.lad import make_lad
 
 METHODS: dict[str, str] = {
@@ -230,11 +230,7 @@ def _methods(text: str | None) -> list[str]:
             )
             chosen.remove("quantreg-fn")
         return chosen
-    chosen = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in chosen if t not in METHODS]
-    if unknown:
-        raise SystemExit(f"unknown method(s): {', '.join(unknown)}; known: {', '.join(METHODS)}")
-    return chosen
+    return parse_choice_list(text, METHODS, "method")
 
 
 def _method_limits(text: str, default: float) -> dict[str, float]:

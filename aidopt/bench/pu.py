@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
+from aidopt.bench.common import (
+    parse_choice_list,
+    parse_float_list,
+    parse_int_list,
+    run_isolated,
+    write_outputs,
+)
 from aidopt.data.pu import (
     PAPER_PRIORS,
     UCI_SETS,
@@ -405,11 +411,7 @@ def _num(value, fmt: str) -> str:
 def _names(text: str | None, known: tuple[str, ...]) -> list[str]:
     if text is None:
         return list(known)
-    chosen = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in chosen if t not in known]
-    if unknown:
-        raise SystemExit(f"unknown name(s): {', '.join(unknown)}; known: {', '.join(known)}")
-    return chosen
+    return parse_choice_list(text, known, "name")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

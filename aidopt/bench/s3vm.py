@@ -27,7 +27,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
+from aidopt.bench.common import (
+    parse_choice_list,
+    parse_float_list,
+    parse_int_list,
+    run_isolated,
+    write_outputs,
+)
 
 #: columns of s3vm_runs.csv (an SVM-only run has no AID columns of its own)
 RUN_COLUMNS = [
@@ -268,14 +274,8 @@ def run(args: argparse.Namespace) -> int:
     from aidopt.data.sslbook import SETS, labeled_sizes, n_splits
 
     _floors(args)  # fail early on a bad --floors
-    sets = [s.strip().lower() for s in args.sets.split(",") if s.strip()]
-    unknown = [s for s in sets if s not in SETS]
-    if unknown:
-        raise SystemExit(f"unknown set(s): {', '.join(unknown)}; known: {', '.join(SETS)}")
-    solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
-    unknown = [s for s in solvers if s not in ("svm", "gurobi", "highs")]
-    if unknown:
-        raise SystemExit(f"unknown solver(s): {', '.join(unknown)}; known: svm, gurobi, highs")
+    sets = parse_choice_list(args.sets.lower(), SETS, "set")
+    solvers = parse_choice_list(args.solvers, ("svm", "gurobi", "highs"), "solver")
     rows = []
     for name in sets:
         sizes = (
@@ -345,8 +345,8 @@ def _default_sizes(name: str, sizes: tuple[int, ...]) -> list[int]:
 
 
 def _floors(args: argparse.Namespace) -> list[str]:
-    floors = [f.strip() for f in args.floors.split(",") if f.strip()]
-    if not floors or set(floors) - set(FLOORS):
+    floors = parse_choice_list(args.floors, FLOORS, "floor")
+    if not floors:
         raise SystemExit(f"--floors takes {', '.join(FLOORS)}; got {args.floors!r}")
     return floors
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import parse_sizes, run_isolated, write_outputs
+from aidopt.bench.common import parse_choice_list, parse_sizes, run_isolated, write_outputs
 from aidopt.data.svm import make_svm
 
 METHODS: dict[str, str] = {
@@ -163,10 +163,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    methods = [t.strip() for t in args.methods.split(",") if t.strip()]
-    unknown = [t for t in methods if t not in METHODS]
-    if unknown:
-        raise SystemExit(f"unknown method(s): {', '.join(unknown)}; known: {', '.join(METHODS)}")
+    methods = parse_choice_list(args.methods, METHODS, "method")
     sizes = parse_sizes(args.sizes)
     previous = args.out / "svm_runs.csv"
     rows = pd.read_csv(previous).to_dict("records") if args.append and previous.exists() else []
