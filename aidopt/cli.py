@@ -1,33 +1,45 @@
-"""The ``aidopt`` command line: solve, generate, bench, demo, solvers.
+"""The ``aidopt`` command line: solve, generate, bench, verify, demo, solvers.
 
     aidopt solve MODEL --data FILE.csv --target COLUMN [options] [--json]
     aidopt generate MODEL ... --seed S --out FILE.csv
     aidopt bench MODEL [options]
+    aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--json]
     aidopt demo
     aidopt solvers
 
 Models, generators and benchmarks are looked up in the tables below; each module provides the
 argparse hooks (``add_cli_arguments``/``model_from_cli``, ``add_generate_arguments``/
 ``generate_from_arguments``, ``add_arguments``/``run``).
+
+Streams: standard output carries aidopt's results and nothing else (with ``--json`` exactly one
+JSON object on one line). While a command runs, file descriptor 1 is pointed at standard error,
+so that whatever a solver library prints (HiGHS's banner, Gurobi's licence line, libsvm) and
+every Python ``print`` lands there, with the log; the results are written to a duplicate of the
+original descriptor. Every error is one line ``aidopt: error: ...`` on standard error with exit
+status 2 (a rejected ``aidopt verify`` exits 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import logging
+import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any, NoReturn, TextIO
 
 from aidopt import __version__
-from aidopt.data.io import read_table
+from aidopt.data.io import check_output_path, read_table
 from aidopt.driver import AIDSolver
-from aidopt.exceptions import AidoptError, ConvergenceWarning
+from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
 from aidopt.models import MODEL_MODULES
+from aidopt.native import flush_c_stdio
 from aidopt.result import AIDResult
 
 GENERATOR_MODULES: dict[str, str] = {
@@ -44,6 +56,25 @@ BENCH_MODULES: dict[str, str] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage errors like every other error: one line ``aidopt: error: ...`` with a
+    pointer to the help, exit status 2 (subcommand parsers inherit this class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"aidopt: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+def _seed(text: str) -> int:
+    """A random seed: a whole number ≥ 0 (numpy's generators take no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected an integer ≥ 0")
+    return value
+
+
 def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="CSV file with a header line")
     p.add_argument("--target", required=True, help="name of the target column")
@@ -57,7 +88,7 @@ def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-iter", type=int, default=None, help="iteration limit")
     p.add_argument("--time-limit", type=float, default=None, help="wall-clock limit (s)")
     p.add_argument("--rate", type=float, default=None, help="initial aggregation rate r^0")
-    p.add_argument("--seed", type=int, default=0, help="seed of the initial clustering")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the initial clustering (≥ 0)")
     p.add_argument(
         "--interface",
         choices=("auto", "matrix", "pyomo"),
@@ -70,7 +101,9 @@ def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
         help="solve the original (non-aggregated) model instead, as a reference",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
-    p.add_argument("--plot", type=Path, default=None, help="save a convergence plot (PNG)")
+    p.add_argument(
+        "--plot", type=Path, default=None, help="save a convergence plot (.png, .pdf or .svg)"
+    )
     p.add_argument("--quiet", action="store_true", help="no iteration log")
     p.add_argument("--solver-log", action="store_true", help="show the solver's own log")
 
@@ -84,7 +117,7 @@ def _data_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aidopt",
         description="Aggregate-and-iterative-disaggregate optimization of ML models.",
     )
@@ -108,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         mod = importlib.import_module(module)
         p = gen_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
         mod.add_generate_arguments(p)
-        p.add_argument("--seed", type=int, default=0, help="random seed")
+        p.add_argument("--seed", type=_seed, default=0, help="random seed (≥ 0)")
         p.add_argument("--out", type=Path, required=True, help="output CSV file")
 
     bench = commands.add_parser("bench", help="benchmark AID against the baselines")
@@ -118,29 +151,183 @@ def build_parser() -> argparse.ArgumentParser:
         p = bench_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
         mod.add_arguments(p)
 
+    verify = commands.add_parser(
+        "verify", help="re-check a saved --json result against its data (exit 1: rejected)"
+    )
+    verify.add_argument("result", type=Path, metavar="RESULT.json", help="a --json result file")
+    verify.add_argument("--data", type=Path, required=True, help="the CSV file it was solved on")
+    verify.add_argument(
+        "--target", default=None, help="name of the target column (default: the result's)"
+    )
+    verify.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    verify.add_argument("--quiet", action="store_true", help="no log")
+
     commands.add_parser("demo", help="a small end-to-end LAD run on HiGHS (no input needed)")
     commands.add_parser("solvers", help="list the solvers aidopt can reach here")
     return parser
 
 
-def _configure_logging(quiet: bool) -> None:
+# ---------------------------------------------------------------------- streams
+class _Results:
+    """Where aidopt's own results go: the caller's standard output, kept apart from fd 1 (which
+    points at standard error while a command runs)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> None:
+        """One block of results (a newline is added) written through at once."""
+        if self.stream is not None:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    @contextlib.contextmanager
+    def as_stdout(self) -> Iterator[None]:
+        """``sys.stdout`` is the results stream (argparse's --help/--version, ``aidopt bench``'s
+        tables printed by its modules)."""
+        before = sys.stdout
+        sys.stdout = self.stream
+        try:
+            yield
+        finally:
+            sys.stdout = before
+
+    def discard(self) -> None:
+        """The reader went away (BrokenPipeError): send what is left, and any later flush, to
+        /dev/null so that exiting does not fail a second time."""
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self.stream.fileno())
+            finally:
+                os.close(devnull)
+
+
+def _fileno(stream: object) -> int | None:
+    try:
+        return stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+
+
+@contextlib.contextmanager
+def _isolated_stdout() -> Iterator[_Results]:
+    """Point fd 1 and ``sys.stdout`` at standard error for the duration, and hand out a stream
+    on a duplicate of the original fd 1 for the results.
+
+    When ``sys.stdout`` is not fd 1 at call time (an in-process caller that redirected it, e.g.
+    pytest's capsys or ``contextlib.redirect_stdout``), the results go to that object instead.
+    """
+    target = sys.stdout
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        target.flush()
+    flush_c_stdio()
+    saved: int | None = None
+    with contextlib.suppress(OSError):
+        saved = os.dup(1)
+        try:
+            os.dup2(2, 1)
+        except OSError:
+            os.close(saved)
+            saved = None
+    own: TextIO | None = None
+    if saved is not None and (target is None or _fileno(target) == 1):
+        own = open(  # closed below; the descriptor itself is closed after fd 1 is restored
+            saved,
+            "w",
+            encoding=getattr(target, "encoding", None) or "utf-8",
+            errors=getattr(target, "errors", None) or "strict",
+            closefd=False,
+        )
+    results = _Results(own if own is not None else target)
+    sys.stdout = sys.stderr
+    try:
+        yield results
+    finally:
+        if own is not None:
+            try:
+                own.close()
+            except BrokenPipeError:
+                results.discard()
+                with contextlib.suppress(OSError, ValueError):
+                    own.close()
+            except (OSError, ValueError):
+                pass
+        flush_c_stdio()  # native output buffered so far goes to stderr, not to the results
+        sys.stdout = target
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _configure_logging(quiet: bool) -> logging.Handler:
+    """The "aidopt" log on the current standard error (one handler, replaced on every call)."""
     logger = logging.getLogger("aidopt")
+    for old in [h for h in logger.handlers if getattr(h, "_aidopt_cli", False)]:
+        logger.removeHandler(old)
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    handler._aidopt_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logging.captureWarnings(True)
     warnings.simplefilter("always", ConvergenceWarning)
+    return handler
 
 
-def _print_result(result: AIDResult) -> None:
+def _one_line(text: object) -> str:
+    """A message on one line (line breaks of solver messages joined)."""
+    return " ".join(str(text).split())
+
+
+def _error(message: object) -> int:
+    print(f"aidopt: error: {_one_line(message)}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _plain_json(value: Any) -> Any:
+    """numpy scalars and arrays as Python values (for json.dumps)."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _finite(value: Any) -> Any:
+    """The same structure with NaN/±inf replaced by None (strict JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json_line(payload: dict[str, Any]) -> str:
+    """One strict-JSON object on one line."""
+    try:
+        return json.dumps(payload, allow_nan=False, default=_plain_json)
+    except ValueError:  # a NaN or inf somewhere
+        return json.dumps(_finite(payload), allow_nan=False, default=_plain_json)
+
+
+# ---------------------------------------------------------------------- output
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _result_text(result: AIDResult) -> str:
     lines = [
         f"model       {result.model}",
         f"solver      {result.solver}",
         f"status      {result.status.value}  ({result.message})",
-        f"objective   {result.objective:.12g}",
-        "lower bound " + ("-" if result.lower_bound is None else f"{result.lower_bound:.12g}"),
-        "gap         " + ("-" if result.gap is None else f"{result.gap:.3e}"),
+        f"objective   {_number(result.objective, '.12g')}",
+        f"lower bound {_number(result.lower_bound, '.12g')}",
+        f"gap         {_number(result.gap, '.3e')}",
         f"iterations  {result.iterations}   final rate {100 * result.final_rate:.3f}%",
         f"n, m        {result.n}, {result.m}",
         f"seconds     {result.seconds:.3f}",
@@ -157,7 +344,7 @@ def _print_result(result: AIDResult) -> None:
             lines.append(f"  {key}: [{len(value)} values; use --json to see them]")
         else:
             lines.append(f"  {key}: {value}")
-    print("\n".join(lines))
+    return "\n".join(lines)
 
 
 def _plain_text(out: dict) -> str:
@@ -178,12 +365,17 @@ def _plain_text(out: dict) -> str:
     return "\n".join(lines)
 
 
-def _solve(args: argparse.Namespace) -> int:
+# ---------------------------------------------------------------------- commands
+def _solve(args: argparse.Namespace, out: _Results) -> int:
     mod = importlib.import_module(MODEL_MODULES[args.model])
     if hasattr(mod, "solve_from_cli"):  # not an AID model (e.g. CutS3VM): it solves by itself
-        out = mod.solve_from_cli(args, read_table(args.data))
-        print(json.dumps(out) if args.json else _plain_text(out))
+        payload = mod.solve_from_cli(args, read_table(args.data))
+        out.write(_json_line(payload) if args.json else _plain_text(payload))
         return 0
+    if args.plot is not None:  # a plot that cannot be written fails now, not after the solve
+        from aidopt.plots import check_plot_path
+
+        check_plot_path(args.plot)
     model = mod.model_from_cli(args)
     data = model.data_from_frame(read_table(args.data), args.target)
     solver = AIDSolver(
@@ -202,14 +394,12 @@ def _solve(args: argparse.Namespace) -> int:
         from aidopt.plots import plot_history
 
         plot_history(result, args.plot)
-    if args.json:
-        print(json.dumps(result.to_dict()))
-    else:
-        _print_result(result)
+    out.write(_json_line(result.to_dict()) if args.json else _result_text(result))
     return 0
 
 
 def _generate(args: argparse.Namespace) -> int:
+    check_output_path(args.out, "--out")  # before generating
     mod = importlib.import_module(GENERATOR_MODULES[args.model])
     frame = mod.generate_from_arguments(args)
     frame.to_csv(args.out, index=False)
@@ -217,7 +407,36 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo() -> int:
+def _read_result(path: Path) -> dict[str, Any]:
+    """A saved ``--json`` result: one JSON object."""
+    if not path.is_file():
+        raise DataError(f"Result file not found: {path}")
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"Result file {path} is not JSON: {exc}") from None
+    if not isinstance(payload, dict):
+        raise DataError(
+            f"Result file {path} holds a JSON {type(payload).__name__}, not the object that "
+            "`aidopt solve ... --json` writes."
+        )
+    return payload
+
+
+def _verify(args: argparse.Namespace, out: _Results) -> int:
+    try:
+        verify = importlib.import_module("aidopt.verify")
+    except ModuleNotFoundError as exc:
+        if exc.name != "aidopt.verify":
+            raise
+        raise AidoptError("aidopt verify is not available in this installation.") from None
+    payload = _read_result(args.result)
+    report = verify.verify_result(payload, read_table(args.data), args.target)
+    out.write(_json_line(report.to_dict()) if args.json else report.to_text())
+    return 0 if report.accepted else 1
+
+
+def _demo(out: _Results) -> int:
     from aidopt.data.lad import make_lad
     from aidopt.models.lad import LADData, LADModel
 
@@ -226,51 +445,90 @@ def _demo() -> int:
     X, y, _, _ = make_lad(n, m, seed=0)
     data = LADData.from_arrays(X, y)
     aid = AIDSolver(LADModel(), solver="highs", tol=0.0).solve(data)  # run to the certificate
-    _print_result(aid)
+    out.write(_result_text(aid))
     full = AIDSolver(LADModel(), solver="highs").solve_full(data)
     rel = abs(aid.objective - full.objective) / full.objective
-    print(
+    out.write(
         f"\nfull LP on HiGHS: objective {full.objective:.12g} in {full.seconds:.3f} s; "
         f"AID: {aid.objective:.12g} in {aid.seconds:.3f} s; relative difference {rel:.2e}"
     )
     return 0 if aid.certified and rel <= 1e-7 else 1
 
 
-def _solvers() -> int:
+def _solvers(out: _Results) -> int:
     from aidopt.solvers import GENERIC_SOLVERS
 
+    lines = []
     for name, cls in GENERIC_SOLVERS.items():
         adapter = cls()
         state = "available" if adapter.is_available() else f"missing ({adapter.INSTALL_HINT})"
         caps = ", ".join(sorted(p.value for p in adapter.capabilities))
-        print(f"{name:<8} {state:<12} handles {caps}")
+        lines.append(f"{name:<8} {state:<12} handles {caps}")
     for name, module in MODEL_MODULES.items():
         cls = importlib.import_module(module).MODEL_CLASS
         also = f"also {', '.join(cls.special_solvers)}; " if cls.special_solvers else ""
-        print(f"model {name}: {also}default {cls.default_solver}")
-    print("any other name is passed to Pyomo's SolverFactory (e.g. glpk, cbc, cplex_direct)")
+        lines.append(f"model {name}: {also}default {cls.default_solver}")
+    lines.append("any other name is passed to Pyomo's SolverFactory (e.g. glpk, cbc, cplex_direct)")
+    out.write("\n".join(lines))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _configure_logging(quiet=getattr(args, "quiet", False) or getattr(args, "json", False))
-    try:
-        if args.command == "solve":
-            return _solve(args)
-        if args.command == "generate":
-            return _generate(args)
-        if args.command == "bench":
+def _dispatch(args: argparse.Namespace, out: _Results) -> int:
+    if args.command == "solve":
+        return _solve(args, out)
+    if args.command == "generate":
+        return _generate(args)
+    if args.command == "bench":
+        with out.as_stdout():  # the bench modules print their tables
             return importlib.import_module(BENCH_MODULES[args.model]).run(args)
-        if args.command == "demo":
-            return _demo()
-        return _solvers()
-    except AidoptError as exc:
-        print(f"aidopt: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    if args.command == "verify":
+        return _verify(args, out)
+    if args.command == "demo":
+        return _demo(out)
+    return _solvers(out)
+
+
+def _exit_status(exc: SystemExit) -> int:
+    """argparse exits with 0 (--help) or 2 (usage, already reported); a module that ends the
+    run with ``raise SystemExit("message")`` gets the one-line error."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    return _error(exc.code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status (0 ok, 1 rejected/broken pipe, 2 error)."""
+    with _isolated_stdout() as out:
+        handler = None
+        try:
+            parser = build_parser()
+            with out.as_stdout():  # --help and --version are results
+                args = parser.parse_args(argv)
+            quiet = getattr(args, "quiet", False) or getattr(args, "json", False)
+            handler = _configure_logging(quiet=quiet)
+            return _dispatch(args, out)
+        except AidoptError as exc:
+            return _error(exc)
+        except SystemExit as exc:
+            return _exit_status(exc)
+        except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
+            out.discard()
+            return 1
+        except KeyboardInterrupt:
+            print("aidopt: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # a bug or a case without a named error: still one line
+            if os.environ.get("AIDOPT_DEBUG"):
+                raise
+            return _error(
+                f"unexpected {type(exc).__name__}: {exc} (please report this; "
+                "AIDOPT_DEBUG=1 shows the traceback)"
+            )
+        finally:
+            if handler is not None:
+                logging.getLogger("aidopt").removeHandler(handler)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,14 @@ piecewise linear in a linear score, plugs into the generic AID driver by subclas
 ``build``                         the aggregated problem, declared algebraically in Pyomo
 ``extract``                       the solution read back from the solved Pyomo model
 ``evaluate``                      original objective E^t (upper bound) and the per-entry regime
-``gives_lower_bound``             whether the aggregated optimum F^t is a lower bound on E*
+``lower_bound``                   a bound L ≤ E* proven on the original data (the certificate)
 ================================  ===========================================================
 
 Purity of a cluster = all its entries share one regime (the linear piece of the loss); the
-driver splits impure clusters by regime, and "every cluster pure" is the optimality condition.
+driver splits impure clusters by regime. "Every cluster pure" is the paper's optimality
+condition, but the driver certifies optimality only with a lower bound that the model proves on
+the ORIGINAL data (weak duality at a dual point built from the solution, see
+:mod:`aidopt.certificate`), never with a solver's own objective or bound.
 Optional parts: a direct matrix form of the same program (``matrix_program`` /
 ``solution_from_program``), and model-specific solvers (``special_solvers``/``solve_special``).
 
@@ -32,11 +35,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from aidopt.certificate import Bound, DualPoint
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
 
-__all__ = ["AggregatedModel", "Dataset", "Evaluation", "Previous"]
+__all__ = ["AggregatedModel", "Bound", "Dataset", "DualPoint", "Evaluation", "Previous"]
 
 
 class Dataset(Protocol):
@@ -58,16 +62,18 @@ SolT = TypeVar("SolT")
 class Evaluation:
     """A solution evaluated on every original entry.
 
-    ``objective`` is E^t, the original objective at the (feasible) solution; ``regime`` an
-    integer ≥ 0 per entry naming the linear piece of the entry's loss (purity in it is the
-    optimality condition). ``split_regime``, optional, is a finer integer labelling (equal
-    split regimes imply equal regimes, e.g. sign × magnitude band) by which the impure
-    clusters are split; None splits them by ``regime``.
+    ``objective`` is E^t, the original objective at the (feasible) solution, and
+    ``objective_error`` a bound on its rounding error (so E^t + error is an upper bound on the
+    exact value); ``regime`` an integer ≥ 0 per entry naming the linear piece of the entry's loss
+    (purity in it is the optimality condition). ``split_regime``, optional, is a finer integer
+    labelling (equal split regimes imply equal regimes, e.g. sign × magnitude band) by which the
+    impure clusters are split; None splits them by ``regime``.
     """
 
     objective: float
     regime: NDArray[np.int64]
     split_regime: NDArray[np.int64] | None = None
+    objective_error: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,7 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     #: the class of the aggregated problem (what a generic solver must handle)
     problem_class: ClassVar[ProblemClass]
     #: True when the aggregated optimum F^t is a valid lower bound on the original optimum E*
+    #: (convex models, Jensen); the certificate itself comes from :meth:`lower_bound`
     gives_lower_bound: ClassVar[bool]
     #: model-specific solvers this model can use besides the generic ones
     special_solvers: ClassVar[tuple[str, ...]] = ()
@@ -168,6 +175,33 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     def solution_to_dict(self, data: DataT, solution: SolT) -> dict[str, Any]:
         """JSON-ready description of a solution (coefficients by column name, ...)."""
         return {}
+
+    # -------------------------------------------------------------- the certificate
+    def lower_bound(
+        self,
+        data: DataT,
+        solution: SolT,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """A lower bound L ≤ E* on the ORIGINAL problem's optimum, proven from the data.
+
+        Weak duality at a point feasible for the dual of the original problem, built from the
+        solution (or, when ``dual`` is given, at that point: ``aidopt verify``), evaluated on
+        every entry, with every residual and rounding allowance subtracted (see
+        :mod:`aidopt.certificate`). ``upper`` is a proven upper bound on E* (the best E so far),
+        which bounds the free variables the allowances need. None: no bound (then the driver
+        never claims optimality).
+        """
+        return None
+
+    def solution_from_dict(
+        self, data: DataT, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> SolT:
+        """The solution described by :meth:`solution_to_dict` (and, for models whose solution
+        is its dual expansion, the certificate's dual point): used by ``aidopt verify``."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rebuild a solution from JSON")
 
     def summary(self) -> dict[str, Any]:
         """The model's parameters, for logs and results."""

@@ -45,7 +45,7 @@ from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterErr
 from aidopt.kernels import Kernel
 from aidopt.models.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
 from aidopt.models.s3vm import S3VMData
-from aidopt.validation import check_int, check_real
+from aidopt.validation import check_int, check_kernel_options, check_predict_input, check_real
 
 __all__ = ["CutS3VM", "CutS3VMResult", "EmpiricalFeatureMap", "WorkingSet", "random_start"]
 
@@ -207,7 +207,13 @@ class CutS3VMResult:
     def intercept(self) -> float:
         return self.b - float(self.w @ self.center)
 
+    @property
+    def n_features(self) -> int:
+        """The number of columns of the data it was fitted on."""
+        return self.center.shape[0] if self.feature_map is None else self.feature_map.X.shape[1]
+
     def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
+        X = check_predict_input(X, self.n_features, type(self).__name__, accept_sparse=True)
         phi = X if self.feature_map is None else self.feature_map.transform(X)
         return np.asarray(phi @ self.w).ravel() + self.intercept
 
@@ -306,10 +312,23 @@ class CutS3VM:
         return self
 
     def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
-        return self.result_.decision_function(X)
+        return self._fitted().decision_function(self._checked(X))
 
     def predict(self, X: ArrayLike | sp.spmatrix) -> NDArray:
-        return self.classes_[(self.result_.predict(X) > 0).astype(int)]
+        return self.classes_[(self._fitted().predict(self._checked(X)) > 0).astype(int)]
+
+    def _fitted(self) -> CutS3VMResult:
+        if not hasattr(self, "result_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit(X, y) first."
+            )
+        return self.result_
+
+    def _checked(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64] | sp.csr_matrix:
+        n_features = self._fitted().n_features
+        return check_predict_input(X, n_features, type(self).__name__, accept_sparse=True)
 
     # ------------------------------------------------------------------ Algorithm 1
     def solve(self, data: S3VMData) -> CutS3VMResult:
@@ -463,8 +482,9 @@ def solve_from_cli(args, frame: pd.DataFrame) -> dict[str, Any]:
     """``aidopt solve cuts3vm``: the JSON-ready result (the s3vm layout plus |Ω| and CCCP)."""
     from aidopt.models.s3vm import S3VMModel
 
-    data = S3VMModel().data_from_frame(frame, args.target)
+    check_kernel_options(args.kernel, gamma=args.gamma)  # before reading the data
     kernel = None if args.kernel == "linear" else Kernel(args.kernel, gamma=args.gamma)
+    data = S3VMModel().data_from_frame(frame, args.target)
     model = CutS3VM(
         C_l=args.Cl,
         C_u=args.Cu,

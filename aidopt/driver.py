@@ -2,33 +2,44 @@
 
     create clusters C^0 and aggregated data
     repeat
-        solve the aggregated problem                       → F^t (lower bound when valid)
-        evaluate the solution on every original entry      → E^t (upper bound), regimes
-        stop if every cluster is pure (certified optimal), or gap ≤ tol, or a limit is hit
+        solve the aggregated problem                        → F^t
+        evaluate the solution on every original entry       → E^t (upper bound), regimes
+        prove a lower bound on the original data            → L^t (weak duality, the model's)
+        stop: certified | gap ≤ tol | pure but unproven | iteration / time / solver limit
         split the impure clusters by regime, re-aggregate
 
-Bounds: E_best = min_{s≤t} E^s; L = max_{s≤t} F^s (each F^s is a valid lower bound when the
-model says so and the solver proves it); gap = (E_best − L) / |E_best|.
+Bounds: E_best = min_{s≤t} E^s; L = max_{s≤t} L^s, each L^s proven by the model from the
+original data at a dual-feasible point (never the solver's own objective or bound);
+gap = (E_best − L)/|E_best|. ``optimal`` = every cluster pure AND gap ≤ max(tol, the inner
+solver's stated accuracy) AND the backend solved the aggregated problem that was asked.
+
+Structure after Pyomo's GDPopt: the run's state lives in :class:`_Run`, the loop is
+:meth:`AIDSolver._iterate` repeated until a named stop predicate sets the status, and each
+phase is timed by name (``timing``).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from aidopt import __version__
-from aidopt.contract import AggregatedModel, Previous
+from aidopt.certificate import Bound, Certificate, relative_gap
+from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.deadline import TimeLimitReached, deadline, remaining
 from aidopt.exceptions import (
-    AidoptError,
     ConvergenceWarning,
     InfeasibleSettingError,
+    SolverCapabilityError,
     SolverError,
     SolverLicenseError,
+    TimeLimitError,
 )
 from aidopt.log import format_record, iteration_header, logger, verbosity
 from aidopt.partition import Partition
@@ -41,6 +52,14 @@ from aidopt.validation import check_choice, check_int, check_real
 __all__ = ["AIDSolver", "Hook", "solve"]
 
 _INTERFACES = ("auto", "matrix", "pyomo")
+_MAX_REFINEMENTS = 3  # re-solves of one aggregated problem asking the solver for more accuracy
+_MAX_ACCURACY = 1e-6  # the coarsest solver accuracy that can certify a gap above tol
+_UNCERTIFIED = (
+    AIDStatus.PURE,
+    AIDStatus.ITERATION_LIMIT,
+    AIDStatus.TIME_LIMIT,
+    AIDStatus.SOLVER_LIMIT,
+)
 
 
 class Hook:
@@ -59,8 +78,77 @@ class Hook:
 @dataclass
 class _Incumbent:
     objective: float
+    error: float  # rounding bound of the objective: objective + error ≥ the exact value
     solution: Any
+    evaluation: Evaluation
     iteration: int
+
+
+@dataclass
+class _Run:
+    """The state of one run (GDPopt's algorithm state)."""
+
+    data: Any
+    full: bool
+    partition: Partition
+    start: float
+    solve_step: Callable[..., tuple[Any, SolveResult]]
+    iteration: int = 0
+    best: _Incumbent | None = None
+    lower: Bound | None = None
+    previous: Previous | None = None
+    records: list[IterationRecord] = field(default_factory=list)
+    status: AIDStatus | None = None
+    message: str = ""
+    improved: bool = False  # the last iteration improved E_best
+    last_result: SolveResult | None = None  # the solver's answer to the last problem
+    iteration_bound: Bound | None = None  # the bound proven at the last iteration
+    notes: list[str] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def upper(self) -> float | None:
+        """E_best plus its rounding bound: a proven upper bound on E*."""
+        return None if self.best is None else self.best.objective + self.best.error
+
+    @property
+    def gap(self) -> float | None:
+        if self.best is None or self.lower is None:
+            return None
+        return relative_gap(self.upper, self.lower.value)
+
+    @property
+    def proven_lower(self) -> float | None:
+        """L when the data alone prove it (a solver-attested bound, e.g. the MIQP relaxation
+        of S3VM, is reported in the certificate only)."""
+        if self.lower is None or self.lower.solver_attested:
+            return None
+        return self.lower.value
+
+    @property
+    def proven_gap(self) -> float | None:
+        return None if self.proven_lower is None else self.gap
+
+    @contextmanager
+    def timer(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timing[name] = self.timing.get(name, 0.0) + time.perf_counter() - t0
+
+
+@dataclass
+class _Step:
+    """What one iteration produced (for the stop predicates)."""
+
+    solution: Any
+    result: SolveResult
+    evaluation: Evaluation
+    n_impure: int
+    next_partition: Partition
+    solve_seconds: float
+    pass_seconds: float
 
 
 class AIDSolver:
@@ -72,8 +160,10 @@ class AIDSolver:
     solver : 'highs' (embedded), 'gurobi', any Pyomo solver name, or one of the model's special
         solvers (``model.special_solvers``); None (default) uses ``model.default_solver``
         ('highs' unless the model measured a faster exact one, e.g. 'fn' for LAD).
-    tol : stop when the relative gap (E_best − L)/|E_best| ≤ tol (models with a lower bound).
-    max_iter, time_limit : limits on iterations and wall-clock seconds (None = no limit).
+    tol : stop when the proven relative gap (E_best − L)/|E_best| ≤ tol; ``optimal`` needs every
+        cluster pure and the gap ≤ max(tol, the inner solver's stated accuracy).
+    max_iter, time_limit : limits on iterations and wall-clock seconds (None = no limit); the
+        time limit holds inside inner solves and sample fits too.
     rate : initial aggregation rate r^0 (None = the model's default, the paper's choice).
     random_state : seed of the initial clustering.
     interface : 'auto' (matrix form when the model and solver have one), 'matrix' or 'pyomo'.
@@ -113,110 +203,66 @@ class AIDSolver:
     # ------------------------------------------------------------------ public API
     def solve(self, data: Any) -> AIDResult:
         """Run AID on ``data`` (the model's data object) and return an :class:`AIDResult`."""
-        with verbosity(bool(self.verbose)):
+        with verbosity(bool(self.verbose)), deadline(self.time_limit):
             return self._run(data, full=False)
 
     def solve_full(self, data: Any) -> AIDResult:
         """Solve the original (non-aggregated) model through the same path: the reference.
 
         The full model is the aggregated model on singleton clusters, so the same declaration,
-        the same solver adapter and the same evaluation are used.
+        the same solver adapter, the same evaluation and the same certificate are used.
         """
-        with verbosity(bool(self.verbose)):
+        with verbosity(bool(self.verbose)), deadline(self.time_limit):
             return self._run(data, full=True)
 
-    # ------------------------------------------------------------------ the loop
+    @property
+    def solver_name(self) -> str:
+        """The solver actually used: ``solver``; when None, the model's default, or 'highs' when
+        an interface is asked for that the model's own default solver does not have."""
+        if self.solver is not None:
+            return self.solver
+        default = self.model.default_solver
+        if self.interface != "auto" and default in self.model.special_solvers:
+            return "highs"
+        return default
+
+    # ------------------------------------------------------------------ the template
     def _run(self, data: Any, *, full: bool) -> AIDResult:
         self._check_params()
         self.model.check_params()
         self.model.check_data(data)
-        start = time.perf_counter()
-        solve_step = self._resolve_solver()
-        rng = np.random.default_rng(self.random_state)
-        n = data.n
-        if full:
-            rate = 1.0
-            partition = Partition.singletons(n)
-        else:
-            rate = self.rate if self.rate is not None else self.model.default_rate(data)
-            partition = self.model.initial_partition(data, rate, rng)
-        self._log_intro(data, partition, rate, full)
-        for hook in self.hooks:
-            hook.on_start(self, data, partition)
-
-        records: list[IterationRecord] = []
-        best: _Incumbent | None = None
-        lower: float | None = None
-        previous: Previous | None = None
-        status: AIDStatus | None = None
-        message = ""
-        iteration = 0
-        while status is None:
-            iteration += 1
-            t0 = time.perf_counter()
-            agg = self.model.aggregate(data, partition)
-            partition.forget_history()
-            try:
-                solution, result = solve_step(agg, previous, self._remaining(start))
-            except SolverLicenseError as exc:
-                if best is None:
-                    raise
-                status, message = AIDStatus.SOLVER_LIMIT, str(exc)
-                break
-            solve_seconds = time.perf_counter() - t0
-            if result.status is not SolveStatus.OPTIMAL:
-                status, message = self._solver_stop(result, best)
-                break
-            t1 = time.perf_counter()
-            evaluation = self.model.evaluate(data, solution)
-            next_partition, n_impure = partition.split(evaluation.regime, evaluation.split_regime)
-            pass_seconds = time.perf_counter() - t1
-
-            improved = best is None or evaluation.objective < best.objective
-            if improved:
-                best = _Incumbent(evaluation.objective, solution, iteration)
-            if self.model.gives_lower_bound and result.bound is not None:
-                lower = result.bound if lower is None else max(lower, result.bound)
-            gap = _relative_gap(best.objective, lower)
-            record = IterationRecord(
-                iteration=iteration,
-                clusters=partition.n_clusters,
-                rate=partition.rate,
-                lower_bound=result.bound if self.model.gives_lower_bound else None,
-                upper_bound=evaluation.objective,
-                best_upper_bound=best.objective,
-                gap=gap,
-                impure_clusters=n_impure,
-                solve_seconds=solve_seconds,
-                pass_seconds=pass_seconds,
-            )
-            records.append(record)
-            logger.info(format_record(record, improved))
+        run = _Run(
+            data=data,
+            full=full,
+            partition=Partition.singletons(data.n),
+            start=time.perf_counter(),
+            solve_step=self._resolve_solver(),
+        )
+        rate = 1.0
+        try:
+            if not full:
+                rate = self.rate if self.rate is not None else self.model.default_rate(data)
+                with run.timer("initial_partition"):
+                    run.partition = self.model.initial_partition(
+                        data, rate, np.random.default_rng(self.random_state)
+                    )
+            self._log_intro(data, run.partition, rate, full)
             for hook in self.hooks:
-                hook.after_iteration(record, solution, partition)
-
-            if n_impure == 0:
-                # Every cluster pure: the aggregated optimum is optimal for the original model.
-                best = _Incumbent(evaluation.objective, solution, iteration)
-                status, message = AIDStatus.OPTIMAL, "every cluster is pure: certified optimal"
-            elif gap is not None and gap <= self.tol:
-                status, message = AIDStatus.GAP, f"relative gap {gap:.3g} ≤ tol {self.tol:g}"
-            elif self.max_iter is not None and iteration >= self.max_iter:
-                status = AIDStatus.ITERATION_LIMIT
-                message = f"iteration limit {self.max_iter} reached with {n_impure} impure clusters"
-            elif self._remaining(start) == 0.0:
-                status = AIDStatus.TIME_LIMIT
-                message = f"time limit {self.time_limit:g} s reached"
-            else:
-                previous = Previous(agg, solution, result)
-                partition = next_partition
-
-        seconds = time.perf_counter() - start
-        result = self._result(data, best, lower, status, message, records, partition, seconds)
+                hook.on_start(self, data, run.partition)
+            while run.status is None:
+                self._iterate(run)
+        except TimeLimitReached as exc:
+            if run.best is None:
+                raise TimeLimitError(
+                    f"Solver '{self.solver_name}' returned no solution for the first aggregated "
+                    f"problem ({exc}); raise the time limit."
+                ) from None
+            run.status, run.message = AIDStatus.TIME_LIMIT, str(exc)
+        result = self._result(run)
         self._log_outro(result)
-        if status in (AIDStatus.ITERATION_LIMIT, AIDStatus.TIME_LIMIT, AIDStatus.SOLVER_LIMIT):
+        if result.status in _UNCERTIFIED:
             warnings.warn(
-                f"AID stopped before certifying optimality: {message}.",
+                f"AID stopped before certifying optimality: {result.message}.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -224,95 +270,229 @@ class AIDSolver:
             hook.on_finish(result)
         return result
 
-    # ------------------------------------------------------------------ pieces
-    def _check_params(self) -> None:
-        owner = "AIDSolver"
-        check_real(self.tol, "tol", owner, low=0.0, closed="left")
-        check_int(self.max_iter, "max_iter", owner, low=1, allow_none=True)
-        check_real(self.time_limit, "time_limit", owner, low=0.0, allow_none=True)
-        check_real(self.rate, "rate", owner, low=0.0, high=1.0, closed="right", allow_none=True)
-        check_choice(self.interface, "interface", owner, _INTERFACES)
-        check_int(int(self.verbose), "verbose", owner, low=0, high=2)
+    def _iterate(self, run: _Run) -> None:
+        """One iteration: aggregate, solve, evaluate, bound, record, stop or split."""
+        run.iteration += 1
+        with run.timer("aggregate"):
+            agg = self.model.aggregate(run.data, run.partition)
+        run.partition.forget_history()
+        step = self._solve_and_check(run, agg)
+        if step is None:
+            return
+        self._record(run, step)
+        for stop in (
+            self._certified,
+            self._gap_closed,
+            self._pure_unproven,
+            self._reached_iteration_limit,
+            self._reached_time_limit,
+        ):
+            if stop(run, step):
+                return
+        run.previous = Previous(agg, step.solution, step.result)
+        run.partition = step.next_partition
 
-    @property
-    def solver_name(self) -> str:
-        """The solver actually used: ``solver``, or the model's default when it is None."""
-        return self.model.default_solver if self.solver is None else self.solver
-
-    def _remaining(self, start: float) -> float | None:
-        if self.time_limit is None:
-            return None
-        return max(0.0, self.time_limit - (time.perf_counter() - start))
-
-    def _resolve_solver(self):
-        """A function (agg, previous, time_limit) → (solution, SolveResult), checked up front."""
-        model, options = self.model, dict(self.solver_options or {})
-        verbose = int(self.verbose) >= 2
-        name = self.solver_name
-        if name in model.special_solvers:
-
-            def special(agg, previous, time_limit):
-                return model.solve_special(
-                    name,
-                    agg,
-                    time_limit=time_limit,
-                    verbose=verbose,
-                    options=options,
-                    previous=previous,
-                )
-
-            return special
-
-        adapter = get_solver(name)
-        adapter.check_available()
-        usable = ["gurobi"] if model.problem_class is ProblemClass.MIQP else ["highs", "gurobi"]
-        alternatives = ", ".join([*usable, *model.special_solvers])
-        adapter.check_capability(model.problem_class, alternatives)
-        use_matrix = self.interface != "pyomo" and adapter.SUPPORTS_MATRIX
-        if self.interface == "matrix" and not adapter.SUPPORTS_MATRIX:
-            raise AidoptError(f"Solver '{adapter.name}' has no matrix interface; use 'pyomo'.")
-
-        def generic(agg, previous, time_limit):
-            program = model.matrix_program(agg, previous) if use_matrix else None
-            if program is None:
-                if self.interface == "matrix":
-                    raise AidoptError(f"Model '{model.name}' has no matrix form; use 'pyomo'.")
-                pyomo_model = model.build(agg)
-                result = adapter.solve_pyomo(
-                    pyomo_model, time_limit=time_limit, verbose=verbose, options=options
-                )
-                if result.status is not SolveStatus.OPTIMAL:
-                    return None, result
-                return model.extract(pyomo_model, agg), result
-            result = adapter.solve_program(
-                program, time_limit=time_limit, verbose=verbose, options=options
-            )
+    def _solve_and_check(self, run: _Run, agg: Any) -> _Step | None:
+        """Solve (re-solving with more accuracy while the clusters are pure but the proven gap
+        is too wide), evaluate on every entry and prove a bound; None when the run stopped."""
+        options: dict[str, Any] = {}
+        solve_seconds = 0.0
+        for refinement in range(_MAX_REFINEMENTS + 1):
+            t0 = time.perf_counter()
+            with run.timer("solve"):
+                try:
+                    solution, result = run.solve_step(agg, run.previous, remaining(), options)
+                except SolverLicenseError as exc:
+                    if run.best is None:
+                        raise
+                    run.status, run.message = AIDStatus.SOLVER_LIMIT, str(exc)
+                    return None
             if result.status is not SolveStatus.OPTIMAL:
-                return None, result
-            solution = model.solution_from_program(result, agg)
-            return solution, replace(result, bound=model.program_bound(result, agg))
+                run.status, run.message = self._solver_stop(result, run.best)
+                return None
+            run.last_result = result
+            t1 = time.perf_counter()
+            solve_seconds += t1 - t0
+            with run.timer("evaluate"):
+                evaluation = self.model.evaluate(run.data, solution)
+                next_partition, n_impure = run.partition.split(
+                    evaluation.regime, evaluation.split_regime
+                )
+            self._update_incumbent(run, solution, evaluation)
+            with run.timer("bound"):
+                self._update_bound(run, solution, evaluation)
+            pass_seconds = time.perf_counter() - t1
+            needs_accuracy = (
+                n_impure == 0
+                and result.exact
+                and result.refine is not None
+                and not self._within(run, result)
+                and refinement < _MAX_REFINEMENTS
+            )
+            if not needs_accuracy:
+                break
+            options = {**options, **result.refine}
+            run.notes.append(f"re-solved iteration {run.iteration} with {result.refine}")
+        return _Step(
+            solution, result, evaluation, n_impure, next_partition, solve_seconds, pass_seconds
+        )
 
-        return generic
+    # ------------------------------------------------------------------ bounds
+    def _update_incumbent(self, run: _Run, solution: Any, evaluation: Evaluation) -> None:
+        error = float(evaluation.objective_error)
+        if run.best is None or evaluation.objective + error < run.upper:
+            run.best = _Incumbent(evaluation.objective, error, solution, evaluation, run.iteration)
+            run.improved = True
+        else:
+            run.improved = False
+
+    def _update_bound(self, run: _Run, solution: Any, evaluation: Evaluation) -> None:
+        """L = max(L, the model's proven bound); a bound above E_best is a numerical failure."""
+        bound = self.model.lower_bound(run.data, solution, evaluation, run.upper)
+        run.iteration_bound = bound
+        if bound is None:
+            return
+        upper = run.upper
+        if bound.value > upper + 1e-12 * max(1.0, abs(upper)):
+            run.notes.append(
+                f"iteration {run.iteration}: the proven bound {bound.value:.12g} exceeds the "
+                f"objective {upper:.12g} (numerical failure); bound discarded"
+            )
+            logger.warning(run.notes[-1])
+            return
+        if run.lower is None or bound.value > run.lower.value:
+            run.lower = bound
+
+    def _target(self, result: SolveResult) -> float:
+        """The gap that certifies: max(tol, the inner solver's stated accuracy), the latter
+        capped at 1e-6 (a solver stating a coarse accuracy does not make a coarse answer
+        "optimal"; it may still end ``gap`` when tol allows)."""
+        return max(self.tol, min(result.accuracy or 0.0, _MAX_ACCURACY))
+
+    def _within(self, run: _Run, result: SolveResult) -> bool:
+        gap = run.gap
+        return gap is not None and gap <= self._target(result)
+
+    # ------------------------------------------------------------------ stop predicates
+    def _certified(self, run: _Run, step: _Step) -> bool:
+        """Every cluster pure and the proven gap within target: certified optimal."""
+        if step.n_impure or not step.result.exact or not self._within(run, step.result):
+            return False
+        run.best = _Incumbent(
+            step.evaluation.objective,
+            float(step.evaluation.objective_error),
+            step.solution,
+            step.evaluation,
+            run.iteration,
+        )
+        run.status = AIDStatus.OPTIMAL
+        run.message = f"every cluster is pure and the proven gap is {run.gap:.3g}: certified"
+        return True
+
+    def _gap_closed(self, run: _Run, step: _Step) -> bool:
+        gap = run.gap
+        if gap is None or gap > self.tol:
+            return False
+        run.status, run.message = AIDStatus.GAP, f"proven relative gap {gap:.3g} ≤ tol {self.tol:g}"
+        return True
+
+    def _pure_unproven(self, run: _Run, step: _Step) -> bool:
+        """Every cluster pure but no proof: splitting cannot help, so the run ends ``pure``."""
+        if step.n_impure:
+            return False
+        if not step.result.exact:
+            why = "the backend solved a different problem (it is not exact for this model)"
+        elif run.lower is None:
+            why = "no lower bound was proven"
+        else:
+            why = f"the proven gap {run.gap:.3g} exceeds max(tol, solver accuracy)"
+        run.status = AIDStatus.PURE
+        run.message = f"every cluster is pure for the problem the backend solved, but {why}"
+        return True
+
+    def _reached_iteration_limit(self, run: _Run, step: _Step) -> bool:
+        if self.max_iter is None or run.iteration < self.max_iter:
+            return False
+        run.status = AIDStatus.ITERATION_LIMIT
+        run.message = (
+            f"iteration limit {self.max_iter} reached with {step.n_impure} impure clusters"
+        )
+        return True
+
+    def _reached_time_limit(self, run: _Run, step: _Step) -> bool:
+        left = remaining()
+        if left is None or left > 0.0:
+            return False
+        run.status = AIDStatus.TIME_LIMIT
+        run.message = f"time limit {self.time_limit:g} s reached"
+        return True
 
     def _solver_stop(self, result: SolveResult, best: _Incumbent | None) -> tuple[AIDStatus, str]:
         what = f"the solver stopped on an aggregated problem: {result.status.value}"
+        if result.message:
+            what += f" ({result.message})"
         if result.status is SolveStatus.INFEASIBLE:
             raise InfeasibleSettingError(
                 f"The aggregated {self.model.name} problem is infeasible ({result.message}); "
                 "check the model options (e.g. a constraint no solution can meet)."
             )
+        if result.status is SolveStatus.TIME_LIMIT and best is None:
+            raise TimeLimitError(
+                f"Solver '{self.solver_name}' returned no solution for the first aggregated "
+                f"problem before the time limit ({result.message or 'time_limit'})."
+            )
+        if result.status is SolveStatus.TIME_LIMIT:
+            return AIDStatus.TIME_LIMIT, what
         if best is None:
             raise SolverError(
                 f"Solver '{self.solver_name}' returned no solution for the first aggregated "
                 f"problem ({result.status.value}: {result.message})."
             )
-        if result.status is SolveStatus.TIME_LIMIT:
-            return AIDStatus.TIME_LIMIT, what
         return AIDStatus.SOLVER_LIMIT, what
 
-    def _result(self, data, best, lower, status, message, records, partition, seconds):
-        if best is None:
-            raise AidoptError("no aggregated problem was solved")
+    # ------------------------------------------------------------------ records and result
+    def _record(self, run: _Run, step: _Step) -> None:
+        bound = run.iteration_bound
+        record = IterationRecord(
+            iteration=run.iteration,
+            clusters=run.partition.n_clusters,
+            rate=run.partition.rate,
+            lower_bound=run.proven_lower,
+            upper_bound=step.evaluation.objective,
+            best_upper_bound=run.best.objective,
+            gap=run.proven_gap,
+            impure_clusters=step.n_impure,
+            solve_seconds=step.solve_seconds,
+            pass_seconds=step.pass_seconds,
+            aggregated_objective=step.result.objective,
+            iteration_bound=None if bound is None or bound.solver_attested else bound.value,
+        )
+        run.records.append(record)
+        logger.info(format_record(record, run.improved))
+        for hook in self.hooks:
+            hook.after_iteration(record, step.solution, run.partition)
+
+    def _certificate(self, run: _Run) -> Certificate | None:
+        if run.best is None:
+            return None
+        lower = run.lower
+        return Certificate(
+            upper_bound=run.upper,
+            lower_bound=None if lower is None else lower.value,
+            gap=run.gap,
+            source="none: no lower bound was proven" if lower is None else lower.source,
+            certified=run.status is AIDStatus.OPTIMAL,
+            tolerance=self.tol,
+            dual=None if lower is None else lower.dual,
+            solver_attested=False if lower is None else lower.solver_attested,
+            target_gap=None if run.last_result is None else self._target(run.last_result),
+        )
+
+    def _result(self, run: _Run) -> AIDResult:
+        if run.notes:
+            run.message += " [" + "; ".join(run.notes) + "]"
+        best = run.best
+        records = run.records
         params = {
             **self.model.summary(),
             "tol": self.tol,
@@ -324,23 +504,102 @@ class AIDSolver:
         return AIDResult(
             model=self.model.name,
             solver=self.solver_name,
-            status=status,
-            message=message,
+            status=run.status,
+            message=run.message,
             objective=best.objective,
-            lower_bound=lower,
-            gap=_relative_gap(best.objective, lower),
+            lower_bound=run.proven_lower,
+            gap=run.proven_gap,
             iterations=len(records),
-            n=data.n,
-            m=data.m,
+            n=run.data.n,
+            m=run.data.m,
             final_rate=records[-1].rate,
-            seconds=seconds,
+            seconds=time.perf_counter() - run.start,
             solution=best.solution,
-            solution_dict=self.model.solution_to_dict(data, best.solution),
+            solution_dict=self.model.solution_to_dict(run.data, best.solution),
             records=tuple(records),
-            partition=partition,
+            partition=run.partition,
             params=params,
+            certificate=self._certificate(run),
+            timing=dict(run.timing),
+            target=getattr(run.data, "target_name", None),
         )
 
+    # ------------------------------------------------------------------ parameters, solver
+    def _check_params(self) -> None:
+        owner = "AIDSolver"
+        check_real(self.tol, "tol", owner, low=0.0, closed="left")
+        check_int(self.max_iter, "max_iter", owner, low=1, allow_none=True)
+        check_real(self.time_limit, "time_limit", owner, low=0.0, allow_none=True)
+        check_real(self.rate, "rate", owner, low=0.0, high=1.0, closed="right", allow_none=True)
+        check_choice(self.interface, "interface", owner, _INTERFACES)
+        check_int(int(self.verbose), "verbose", owner, low=0, high=2)
+        if self.random_state is not None:
+            check_int(self.random_state, "random_state", owner, low=0, allow_none=True)
+
+    def _resolve_solver(self) -> Callable[..., tuple[Any, SolveResult]]:
+        """A function (agg, previous, time_limit, extra options) → (solution, SolveResult),
+        checked up front (availability, capability, interface) before anything is solved."""
+        model, base_options = self.model, dict(self.solver_options or {})
+        verbose = int(self.verbose) >= 2
+        name = self.solver_name
+        generic_by_pyomo = self.interface == "pyomo" and name.lower() in ("highs", "gurobi")
+        if name in model.special_solvers and not generic_by_pyomo:
+            if self.interface == "pyomo":
+                raise SolverCapabilityError(
+                    f"Solver '{name}' is a {model.name}-specific solver with no Pyomo interface; "
+                    "use --interface auto, or a Pyomo solver (highs, gurobi, ...) with pyomo."
+                )
+
+            def special(agg, previous, time_limit, options):
+                return model.solve_special(
+                    name,
+                    agg,
+                    time_limit=time_limit,
+                    verbose=verbose,
+                    options={**base_options, **options},
+                    previous=previous,
+                )
+
+            return special
+
+        _check_not_foreign(name, model)
+        adapter = get_solver(name)
+        adapter.check_available()
+        usable = ["gurobi"] if model.problem_class is ProblemClass.MIQP else ["highs", "gurobi"]
+        alternatives = ", ".join(dict.fromkeys([*model.special_solvers, *usable]))
+        adapter.check_capability(model.problem_class, alternatives)
+        use_matrix = self.interface != "pyomo" and adapter.SUPPORTS_MATRIX
+        if self.interface == "matrix" and not adapter.SUPPORTS_MATRIX:
+            raise SolverCapabilityError(
+                f"Solver '{adapter.name}' has no matrix interface; use --interface pyomo."
+            )
+
+        def generic(agg, previous, time_limit, options):
+            opts = {**base_options, **options}
+            program = model.matrix_program(agg, previous) if use_matrix else None
+            if program is None:
+                if self.interface == "matrix":
+                    raise SolverCapabilityError(
+                        f"Model '{model.name}' has no matrix form; use --interface pyomo."
+                    )
+                pyomo_model = model.build(agg)
+                result = adapter.solve_pyomo(
+                    pyomo_model, time_limit=time_limit, verbose=verbose, options=opts
+                )
+                if result.status is not SolveStatus.OPTIMAL:
+                    return None, result
+                return model.extract(pyomo_model, agg), result
+            result = adapter.solve_program(
+                program, time_limit=time_limit, verbose=verbose, options=opts
+            )
+            if result.status is not SolveStatus.OPTIMAL:
+                return None, result
+            solution = model.solution_from_program(result, agg)
+            return solution, replace(result, bound=model.program_bound(result, agg))
+
+        return generic
+
+    # ------------------------------------------------------------------ log
     def _log_intro(self, data, partition: Partition, rate: float, full: bool) -> None:
         kind = "full model" if full else "AID"
         logger.info(
@@ -362,23 +621,32 @@ class AIDSolver:
     @staticmethod
     def _log_outro(result: AIDResult) -> None:
         logger.info(
-            "Stopped (%s): %s. %d iterations in %.3f s; objective %.10g, lower bound %s, gap %s",
+            "Stopped (%s): %s. %d iterations in %.3f s; objective %s, lower bound %s, gap %s",
             result.status.value,
             result.message,
             result.iterations,
             result.seconds,
-            result.objective,
+            f"{result.objective:.10g}",
             "-" if result.lower_bound is None else f"{result.lower_bound:.10g}",
             "-" if result.gap is None else f"{result.gap:.3g}",
         )
 
 
-def _relative_gap(upper: float, lower: float | None) -> float | None:
-    """(E_best − L)/|E_best| (absolute when E_best = 0); reported as computed, unclipped."""
-    if lower is None:
-        return None
-    scale = abs(upper) if upper != 0 else 1.0
-    return (upper - lower) / scale
+def _check_not_foreign(name: str, model: AggregatedModel) -> None:
+    """A model-specific solver of another model is named as such, not sent to Pyomo."""
+    from aidopt.models import special_solver_owners
+    from aidopt.solvers import GENERIC_SOLVERS
+
+    if name.lower() in GENERIC_SOLVERS:
+        return
+    owners = special_solver_owners().get(name)
+    if owners and model.name not in owners:
+        usable = ", ".join(dict.fromkeys([*model.special_solvers, "highs", "gurobi"]))
+        raise SolverCapabilityError(
+            f"Solver '{name}' is specific to the {' and '.join(sorted(owners))} model"
+            f"{'s' if len(owners) > 1 else ''}; it cannot solve {model.name}. "
+            f"Solvers for {model.name}: {usable}, or any Pyomo solver name."
+        )
 
 
 def solve(model: AggregatedModel, data: Any, *, full: bool = False, **options: Any) -> AIDResult:

@@ -14,8 +14,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from aidopt.driver import AIDSolver
-from aidopt.exceptions import DataError
 from aidopt.models.lad import LADData, LADModel
+from aidopt.validation import check_predict_input
 
 __all__ = ["AIDLADRegressor"]
 
@@ -89,10 +89,5 @@ class AIDLADRegressor(_AIDParams, RegressorMixin, BaseEstimator):
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         check_is_fitted(self, "coef_")
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-            raise DataError(
-                f"X has shape {X.shape}, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features."
-            )
+        X = check_predict_input(X, self.n_features_in_, type(self).__name__)
         return X @ self.coef_ + self.intercept_

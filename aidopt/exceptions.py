@@ -39,8 +39,17 @@ class SolverError(AidoptError, RuntimeError):
     """The solver failed; the message names the solver and its own status."""
 
 
+class TimeLimitError(SolverError):
+    """The time limit was reached before any aggregated problem was solved: no solution."""
+
+
 class InfeasibleSettingError(AidoptError, ValueError):
     """The options make the model infeasible (e.g. a balance constraint no solution can meet)."""
+
+
+class DataWarning(UserWarning):
+    """The data are legal but make the answer less than it seems (e.g. a rank-deficient design:
+    the coefficients are not unique)."""
 
 
 class ConvergenceWarning(UserWarning):

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aidopt.data.io import check_output_path
 from aidopt.result import AIDResult
 
-__all__ = ["plot_history"]
+__all__ = ["PLOT_SUFFIXES", "check_plot_path", "plot_history"]
+
+#: the file types a plot can be saved as (written by matplotlib's Agg backend, no extra package)
+PLOT_SUFFIXES = (".png", ".pdf", ".svg")
+
+
+def check_plot_path(path: str | Path, option: str = "--plot") -> Path:
+    """The plot's path, checked before any work: a .png, .pdf or .svg file in an existing,
+    writable directory (an :class:`aidopt.exceptions.AidoptError` otherwise)."""
+    return check_output_path(path, option, PLOT_SUFFIXES)
 
 
 def plot_history(result: AIDResult, path: str | Path) -> Path:
-    """Save a two-panel figure: bounds (lower F^t, upper E^t, best) and rate r^t per iteration."""
+    """Save a two-panel figure: bounds (lower F^t, upper E^t, best) and rate r^t per iteration
+    as .png, .pdf or .svg (by the suffix of ``path``)."""
+    out = check_plot_path(path, "path")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -30,7 +42,6 @@ def plot_history(result: AIDResult, path: str | Path) -> Path:
     ax_r.set_xlabel("iteration t")
     ax_r.set_ylabel("aggregation rate $r^t$ (%)")
     ax_r.set_title("clusters / n")
-    out = Path(path)
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from aidopt.certificate import Certificate
 from aidopt.partition import Partition
 
 __all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
@@ -17,14 +18,18 @@ __all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
 class AIDStatus(StrEnum):
     """Why the run stopped.
 
-    ``optimal``: certified — every cluster pure, so the solution is optimal for the original
-    problem (Prop. 1/3/5). ``gap``: (best upper − lower)/best upper ≤ tol. ``iteration_limit`` /
+    ``optimal``: certified — every cluster pure AND a lower bound proven from the original data
+    within max(tol, the inner solver's stated accuracy) of the objective. ``gap``: the proven
+    relative gap (best upper − lower)/|best upper| ≤ tol. ``pure``: every cluster is pure for the
+    problem the backend solved, but no bound proves optimality (an inexact backend such as
+    liblinear, or a gap the inner solver could not close): not a proof. ``iteration_limit`` /
     ``time_limit``: a limit was reached first. ``solver_limit``: the solver refused or failed on
     a later aggregated problem (e.g. a licence size limit); the best solution so far is returned.
     """
 
     OPTIMAL = "optimal"
     GAP = "gap"
+    PURE = "pure"
     ITERATION_LIMIT = "iteration_limit"
     TIME_LIMIT = "time_limit"
     SOLVER_LIMIT = "solver_limit"
@@ -41,12 +46,20 @@ HISTORY_COLUMNS = (
     "impure_clusters",
     "solve_seconds",
     "pass_seconds",
+    "aggregated_objective",
+    "iteration_bound",
 )
 
 
 @dataclass(frozen=True)
 class IterationRecord:
-    """One row of the history. ``lower_bound`` is F^t, or None where the model gives none."""
+    """One row of the history.
+
+    ``lower_bound`` is the best bound on E* proven so far from the original data (the model's
+    certificate, non-decreasing; None where the model gives none), ``iteration_bound`` the one
+    proven at this iteration, ``aggregated_objective`` F^t as the solver reports it (the paper's
+    lower bound for convex models, not used as a proof), ``upper_bound`` E^t.
+    """
 
     iteration: int
     clusters: int
@@ -58,6 +71,8 @@ class IterationRecord:
     impure_clusters: int
     solve_seconds: float
     pass_seconds: float
+    aggregated_objective: float | None = None
+    iteration_bound: float | None = None
 
 
 def _json_number(value: Any) -> Any:
@@ -68,7 +83,12 @@ def _json_number(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class AIDResult:
-    """The outcome of :meth:`aidopt.AIDSolver.solve` (or ``solve_full``)."""
+    """The outcome of :meth:`aidopt.AIDSolver.solve` (or ``solve_full``).
+
+    ``certificate`` holds the proven bounds on the original
+    optimum and the dual point that proves the lower one (re-checkable by ``aidopt verify``);
+    ``timing`` the seconds spent per phase.
+    """
 
     model: str
     solver: str
@@ -87,6 +107,9 @@ class AIDResult:
     records: tuple[IterationRecord, ...]
     partition: Partition = field(repr=False)
     params: dict[str, Any] = field(default_factory=dict)
+    certificate: Certificate | None = None
+    timing: dict[str, float] = field(default_factory=dict)
+    target: str | None = None
 
     @property
     def certified(self) -> bool:
@@ -103,6 +126,7 @@ class AIDResult:
         return {
             "model": self.model,
             "solver": self.solver,
+            "target": self.target,
             "status": self.status.value,
             "message": self.message,
             "objective": _json_number(self.objective),
@@ -114,6 +138,8 @@ class AIDResult:
             "final_rate": self.final_rate,
             "seconds": self.seconds,
             "params": self.params,
+            "certificate": None if self.certificate is None else self.certificate.to_dict(),
+            "timing": self.timing,
             "solution": self.solution_dict,
             "history": [{k: _json_number(v) for k, v in asdict(r).items()} for r in self.records],
         }

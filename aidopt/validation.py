@@ -21,7 +21,9 @@ __all__ = [
     "check_choice",
     "check_feature_names",
     "check_int",
+    "check_kernel_options",
     "check_matrix",
+    "check_predict_input",
     "check_real",
     "check_vector",
 ]
@@ -102,6 +104,24 @@ def check_choice(value: object, name: str, owner: str, choices: tuple[object, ..
     return value
 
 
+#: the command-line kernel options each kernel uses
+_KERNEL_OPTIONS = {"linear": (), "rbf": ("gamma",), "poly": ("gamma", "degree", "coef0")}
+
+
+def check_kernel_options(kernel: str, **given: object) -> None:
+    """Command-line kernel options (``--gamma``, ``--degree``, ``--coef0``) that the chosen
+    ``--kernel`` would ignore are an error, not silently dropped. ``given`` maps each option's
+    name to its value, None when the option was not given."""
+    uses = _KERNEL_OPTIONS.get(kernel, ())
+    for option, value in given.items():
+        if value is not None and option not in uses:
+            users = [k for k, names in _KERNEL_OPTIONS.items() if option in names]
+            raise InvalidParameterError(
+                f"--{option} has no effect with --kernel {kernel}; it applies to "
+                f"--kernel {' and '.join(users)} only."
+            )
+
+
 def check_bool(value: object, name: str, owner: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise InvalidParameterError(
@@ -131,6 +151,49 @@ def check_matrix(
         raise DataError(f"{name} must be a 2-D array, got shape {out.shape}.")
     if out.shape[0] == 0 or out.shape[1] == 0:
         raise DataError(f"{name} is empty (shape {out.shape}).")
+    _check_finite(values, name)
+    return out
+
+
+def check_predict_input(
+    X: ArrayLike | sp.spmatrix,
+    n_features: int,
+    owner: str,
+    *,
+    accept_sparse: bool = False,
+    name: str = "X",
+) -> NDArray[np.float64] | sp.csr_matrix:
+    """The rows to score with a model fitted on ``n_features`` columns: a 2-D float64 matrix
+    (CSR when sparse and ``accept_sparse``) with that many columns and finite entries.
+
+    Every ``predict``/``decision_function`` calls this, so that NaN/inf or a wrong width is a
+    :class:`DataError` naming the problem ("X has 2 features, but SVMSolution was fitted with 3
+    features."), never NaN scores, labels of garbage, or a matmul error from numpy. Zero rows
+    are allowed (the answer is empty).
+    """
+    if sp.issparse(X):
+        if not accept_sparse:
+            raise DataError(f"{name} is a sparse matrix; {owner} needs dense data.")
+        out = sp.csr_matrix(X, dtype=np.float64)
+        values = out.data
+    else:
+        try:
+            out = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(
+                f"{name} must be numeric; it could not be read as numbers ({exc})."
+            ) from None
+        values = out
+    if out.ndim != 2:
+        hint = (
+            " (one row: X.reshape(1, -1); one feature: X.reshape(-1, 1))" if out.ndim == 1 else ""
+        )
+        raise DataError(f"{name} must be a 2-D array, got shape {out.shape}{hint}.")
+    if out.shape[1] != n_features:
+        raise DataError(
+            f"{name} has {out.shape[1]} features, but {owner} was fitted with {n_features} "
+            "features."
+        )
     _check_finite(values, name)
     return out
 

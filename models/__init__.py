@@ -13,3 +13,15 @@ MODEL_MODULES: dict[str, str] = {
     "s3vm": "aidopt.models.s3vm",
     "cuts3vm": "aidopt.cuts3vm",
 }
+
+
+def special_solver_owners() -> dict[str, set[str]]:
+    """Model-specific solver name → the models that offer it (e.g. 'fn' → {'lad'})."""
+    import importlib
+
+    owners: dict[str, set[str]] = {}
+    for name, module in MODEL_MODULES.items():
+        cls = getattr(importlib.import_module(module), "MODEL_CLASS", None)
+        for solver in getattr(cls, "special_solvers", ()):
+            owners.setdefault(solver, set()).add(name)
+    return owners

@@ -41,6 +41,7 @@ cluster k starts from a_c = a_k |C_c| / |C_k|, which keeps Z̄'a and the right-h
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -50,10 +51,20 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    repair_equalities,
+    safe_min_eigenvalue,
+)
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.io import feature_matrix, target_column
-from aidopt.exceptions import DataError
+from aidopt.exceptions import DataError, DataWarning
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
@@ -139,11 +150,16 @@ class LADAggregate:
 
 @dataclass(frozen=True)
 class LADSolution:
-    """Coefficients β (m,) and intercept β₀ (0.0 when not fitted)."""
+    """Coefficients β (m,) and intercept β₀ (0.0 when not fitted).
+
+    ``cluster_dual`` is the solver's dual s_k ∈ [−c⁻, c⁺] of the aggregated LP per cluster of
+    ``partition`` (the multiplier of cluster k's residual row), when the route gives one.
+    """
 
     coef: NDArray[np.float64]
     intercept: float
     partition: Partition | None = field(default=None, repr=False, compare=False)
+    cluster_dual: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         return np.asarray(X, dtype=np.float64) @ self.coef + self.intercept
@@ -350,6 +366,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             model.beta0.fix(0.0)
         model.e_plus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁺_k
         model.e_minus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁻_k
+        model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)  # |C_k| s_k, when the solver gives it
 
         @model.Objective(sense=pyo.minimize)  # (3) Σ_k |C_k| |ȳ_k − x̄_k β|; c± = 1 for LAD
         def weighted_absolute_deviation(m):
@@ -364,7 +381,18 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     def extract(self, model: pyo.ConcreteModel, agg: LADAggregate) -> LADSolution:
         coef = np.array([pyo.value(model.beta[j]) for j in model.J], dtype=np.float64)
-        return LADSolution(coef=coef, intercept=float(pyo.value(model.beta0)))
+        duals = [model.dual.get(model.deviation[k]) for k in model.K]
+        dual = None
+        if all(d is not None for d in duals):
+            # the multiplier of (ȳ_k − fit = e⁺ − e⁻) is ±|C_k| s_k: Pyomo's solver interfaces
+            # disagree on the sign, so take the one that puts s in its box [−c⁻, c⁺]
+            c_plus, c_minus = self.costs()
+            dual = np.asarray(duals, dtype=np.float64) / agg.weight
+            outside = np.maximum(dual - c_plus, 0) + np.maximum(-c_minus - dual, 0)
+            flipped = np.maximum(-dual - c_plus, 0) + np.maximum(-c_minus + dual, 0)
+            if flipped.sum() < outside.sum():
+                dual = -dual
+        return LADSolution(coef, float(pyo.value(model.beta0)), agg.partition, dual)
 
     # ------------------------------------------------------------------ matrix form (LP dual)
     def matrix_program(self, agg: LADAggregate, previous: Previous | None = None) -> MatrixProgram:
@@ -385,16 +413,18 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         )
 
     def solution_from_program(self, result: SolveResult, agg: LADAggregate) -> LADSolution:
-        return self._solution(-np.asarray(result.row_duals), agg)
+        return self._solution(-np.asarray(result.row_duals), agg, dual=result.x)
 
     def program_bound(self, result: SolveResult, agg: LADAggregate) -> float | None:
         """t·s at the returned dual point: a lower bound on F^t by weak duality."""
         return float(agg.y_sum @ result.x)
 
-    def _solution(self, beta: NDArray[np.float64], agg: LADAggregate) -> LADSolution:
+    def _solution(
+        self, beta: NDArray[np.float64], agg: LADAggregate, dual: NDArray | None = None
+    ) -> LADSolution:
         if self.fit_intercept:
-            return LADSolution(beta[1:].copy(), float(beta[0]), agg.partition)
-        return LADSolution(np.array(beta, dtype=np.float64), 0.0, agg.partition)
+            return LADSolution(beta[1:].copy(), float(beta[0]), agg.partition, dual)
+        return LADSolution(np.array(beta, dtype=np.float64), 0.0, agg.partition, dual)
 
     def _dual_columns(self, agg: LADAggregate) -> NDArray[np.float64]:
         if self.fit_intercept:
@@ -446,11 +476,18 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         c_plus, c_minus = self.costs()
         scale = c_plus + c_minus
         Z = agg.design(self.fit_intercept)
+        # FN's thresholds are absolute: solve with columns and target scaled to max |·| ≈ 1
+        # (powers of two, so exactly invertible): β = s_y D⁻¹ β', objective = s_y objective',
+        # and the dual a is unchanged.
+        col = _power_of_two(np.abs(Z).max(axis=0))
+        s_y = float(_power_of_two(np.abs(agg.ybar).max(initial=0.0)))
         start = self._fn_start(agg, previous) if self.warm_start != "none" else None
+        if start is not None:
+            start = (start[0] * col / s_y, start[1])
         t0 = time.perf_counter()
         fit = frisch_newton(
-            Z,
-            agg.ybar,
+            Z / col,
+            agg.ybar / s_y,
             tau=c_plus / scale,
             weights=agg.weight,
             start=start,
@@ -458,18 +495,24 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             **{"tol": self.fn_tol, **options},
         )
         seconds = time.perf_counter() - t0
+        coef = s_y * fit.coef / col
         bound = fit.dual_objective - float(np.abs(fit.coef).sum()) * fit.dual_residual
         result = SolveResult(
             status=_FN_STATUS[fit.status],
-            objective=scale * fit.objective,
-            bound=scale * bound,
+            objective=scale * s_y * fit.objective,
+            bound=scale * s_y * bound,
             x=fit.dual,
             seconds=seconds,
             iterations=fit.iterations,
             message=fit.status,
             info={"vertex": fit.vertex, "ridge_iterations": fit.ridge_iterations},
+            accuracy=float({"tol": self.fn_tol, **options}["tol"]),
         )
-        return (self._solution(fit.coef, agg) if result.status.has_solution else None), result
+        if not result.status.has_solution:
+            return None, result
+        # FN's dual a ∈ [0, w]: d = a − (1 − τ)w is the LP multiplier, s_k = (c⁺ + c⁻) d_k / w_k
+        dual = scale * (fit.dual - (1.0 - c_plus / scale) * agg.weight) / agg.weight
+        return self._solution(coef, agg, dual), result
 
     def _fn_start(self, agg: LADAggregate, previous: Previous | None):
         """(β, a) of the previous iteration; a child inherits a_parent |C_child| / |C_parent|."""
@@ -483,12 +526,18 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
+        """E^t = Σ_i ρ(y_i − β₀ − x_i β) with a bound on its rounding error; regime = [r_i > 0]."""
         residual = data.y - data.X @ solution.coef - solution.intercept
         positive = residual > 0
         c_plus, c_minus = self.costs()
-        total = float(residual.sum())
-        pos = float(residual[positive].sum())
-        objective = c_plus * pos - c_minus * (total - pos)
+        objective, sum_error = accurate_sum(np.where(positive, c_plus, -c_minus) * residual)
+        # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i
+        scale = (
+            float(np.abs(data.y).sum())
+            + float(abs_column_sums(data.X) @ np.abs(solution.coef))
+            + data.n * abs(solution.intercept)
+        )
+        residual_error = (data.m + 3) * EPS * scale * max(c_plus, c_minus)
         regime = positive.astype(np.int64)
         finer = None
         if self.split == "band":
@@ -499,7 +548,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             finer[near] = 2 + np.flatnonzero(near)
         elif self.split == "minority" and solution.partition is not None:
             finer = self.split_hint(solution.partition, regime)
-        return Evaluation(objective=objective, regime=regime, split_regime=finer)
+        return Evaluation(objective, regime, finer, sum_error + residual_error)
 
     def split_hint(self, partition, regime):
         """Minority singletons: in a cluster whose smaller sign part has at most
@@ -522,6 +571,168 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             },
             "intercept": float(solution.intercept),
         }
+
+    def solution_from_dict(
+        self, data: LADData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> LADSolution:
+        coef = payload["coef"]
+        missing = [name for name in data.feature_names if name not in coef]
+        if missing:
+            raise DataError(f"The solution has no coefficient for the column(s) {missing}.")
+        return LADSolution(
+            np.array([float(coef[name]) for name in data.feature_names]),
+            float(payload.get("intercept", 0.0)),
+        )
+
+    # ------------------------------------------------------------------ the certificate
+    def lower_bound(
+        self,
+        data: LADData,
+        solution: LADSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality on the original LP: for u ∈ [−c⁻, c⁺]ⁿ and any β,
+        Σ_i ρ(y_i − z_i β) ≥ uᵀy − βᵀ(Zᵀu), z_i = (1, x_i). u is the aggregated dual spread over
+        the entries (u_i = s_k for i ∈ C_k; Zᵀu = Σ_k s_k S_k), repaired so that Zᵀu ≈ 0 on the
+        clusters whose s_k is inside its box; the residual e = Zᵀu that rounding leaves costs
+        |β*ᵀe| ≤ ‖Dβ*‖₂‖D⁻¹e‖₂ with ‖Dβ*‖₂ ≤ (‖y‖₂ + E/min(c⁺, c⁻)) / √λ_min(D⁻¹ZᵀZD⁻¹)
+        (‖Zβ*‖₂ ≤ ‖y‖₂ + ‖r*‖₁), D = diag(√G_jj), and ZᵀZ ⪰ G = Σ_k |C_k| z̄_k z̄_kᵀ (the aggregated
+        Gram). A (nearly) rank-deficient design gives no bound, with a warning naming the
+        dependent columns."""
+        c_plus, c_minus = self.costs()
+        if dual is not None:
+            u = dual.expand(data.n, evaluation.regime)
+            if u.size and (u.min() < -c_minus or u.max() > c_plus):
+                raise ValueError(f"the dual point leaves its box [{-c_minus:g}, {c_plus:g}]")
+            gram = self._full_gram(data)
+            return self._bound_at(data, u, evaluation, upper, gram, data.n, "the given dual point")
+        part = solution.partition
+        if part is None:
+            return None
+        gram = self._aggregated_gram(data, part)
+        candidates = [
+            (
+                self._rebuilt_dual(data, solution, part),
+                "the dual that complementary slackness gives the primal",
+            )
+        ]
+        if solution.cluster_dual is not None and solution.cluster_dual.shape == part.sizes.shape:
+            candidates.append(
+                (self._repaired(data, solution.cluster_dual, part), "the solver's dual")
+            )
+        bounds = [
+            self._bound_at(
+                data,
+                s[part.labels],
+                evaluation,
+                upper,
+                gram,
+                part.n_clusters,
+                f"{what} spread over the entries, on all data",
+            )
+            for s, what in candidates
+        ]
+        return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
+
+    def _bound_at(self, data, u, evaluation, upper, gram, terms, source) -> Bound | None:
+        """The bound of :meth:`lower_bound` at a per-entry u ∈ [−c⁻, c⁺]ⁿ."""
+        c_plus, c_minus = self.costs()
+        source = f"LP dual of (2) at {source}"
+        value, value_error = accurate_sum(u * data.y)
+        value_error += EPS * float(np.abs(u) @ np.abs(data.y))
+        bound_u = float(np.abs(u).max(initial=0.0))
+        e_x, err_x = accurate_tdot(data.X, u, abs_bound=bound_u * abs_column_sums(data.X))
+        pieces = [np.abs(e_x) + err_x]
+        if self.fit_intercept:
+            e_1, err_1 = accurate_sum(u)
+            pieces.insert(0, np.array([abs(e_1) + err_1]))
+        # |βᵀe| ≤ ‖Dβ‖₂ ‖D⁻¹e‖₂ with D = diag(√G_jj): the column scales cancel
+        scale = np.sqrt(np.diag(gram))
+        if not np.all(scale > 0):
+            self._warn_rank(data, gram)
+            return None
+        residual = float(np.linalg.norm(np.concatenate(pieces) / scale))
+        lam = safe_min_eigenvalue(gram / np.outer(scale, scale), terms)
+        if lam <= 1e-13:
+            self._warn_rank(data, gram)
+            return None
+        norm_y = float(np.linalg.norm(data.y)) * (1 + data.n * EPS)
+        beta_bound = (norm_y + max(upper, 0.0) / min(c_plus, c_minus)) / np.sqrt(lam)
+        allowance = value_error + beta_bound * residual
+        point = DualPoint.compress(u, evaluation.regime, (-c_minus, c_plus))
+        return Bound(value - allowance, source, point, value, allowance)
+
+    def _sums_matrix(self, data: LADData, part: Partition) -> NDArray[np.float64]:
+        """S (p × K): the columns S_k = Σ_{i∈C_k} z_i of the aggregated dual's constraints."""
+        x_sum, weight = part.sums(data.X), part.sizes.astype(np.float64)
+        return np.vstack([weight, x_sum.T]) if self.fit_intercept else np.ascontiguousarray(x_sum.T)
+
+    def _repaired(self, data: LADData, s: NDArray, part: Partition) -> NDArray[np.float64]:
+        """A solver's cluster dual in its box with Σ_k s_k S_k ≈ 0 (least squares on the
+        clusters strictly inside the box, the basic ones)."""
+        c_plus, c_minus = self.costs()
+        S = self._sums_matrix(data, part)
+        return repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus)
+
+    def _rebuilt_dual(
+        self, data: LADData, solution: LADSolution, part: Partition
+    ) -> NDArray[np.float64]:
+        """The cluster dual that complementary slackness gives (β₀, β): s_k = c⁺ where the
+        cluster's aggregated residual is positive, −c⁻ where negative; the clusters it
+        interpolates (residual 0) are free and make Σ_k s_k S_k = 0 by least squares."""
+        c_plus, c_minus = self.costs()
+        x_sum, weight = part.sums(data.X), part.sizes.astype(np.float64)
+        fit = x_sum @ solution.coef + weight * solution.intercept
+        rbar = (part.sums(data.y) - fit) / weight
+        size = (np.abs(part.sums(data.y)) + np.abs(x_sum) @ np.abs(solution.coef)) / weight
+        tie = np.abs(rbar) <= 1e-9 * (size + abs(solution.intercept))
+        s = np.where(rbar > 0, c_plus, -c_minus)
+        s[tie] = 0.5 * (c_plus - c_minus)
+        S = self._sums_matrix(data, part)
+        return repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus, free=tie)
+
+    def _aggregated_gram(self, data: LADData, part: Partition) -> NDArray[np.float64]:
+        """Σ_k |C_k| z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / |C_k| ⪯ ZᵀZ."""
+        weight = part.sizes.astype(np.float64)
+        x_sum = part.sums(data.X)
+        S = np.hstack([weight[:, None], x_sum]) if self.fit_intercept else x_sum
+        return (S / weight[:, None]).T @ S
+
+    def _full_gram(self, data: LADData) -> NDArray[np.float64]:
+        p = self.n_coefficients(data)
+        gram = np.zeros((p, p))
+        for start in range(0, data.n, 65536):
+            block = data.X[start : start + 65536]
+            if self.fit_intercept:
+                block = np.hstack([np.ones((block.shape[0], 1)), block])
+            gram += block.T @ block
+        return gram
+
+    def _warn_rank(self, data: LADData, gram: NDArray[np.float64]) -> None:
+        """Warn that the design is (nearly) rank-deficient, naming dependent columns."""
+        from scipy.linalg import qr
+
+        names = (["(intercept)"] if self.fit_intercept else []) + list(data.feature_names)
+        _, r, piv = qr(gram, pivoting=True)
+        diag = np.abs(np.diag(r))
+        rank = int(np.sum(diag > 1e-10 * diag[0])) if diag.size and diag[0] > 0 else 0
+        dependent = [names[j] for j in piv[rank:]]
+        warnings.warn(
+            f"The design matrix is rank-deficient or nearly so (rank {rank} of {len(names)}; "
+            f"dependent column(s): {', '.join(dependent) or 'none found'}): the coefficients are "
+            "not unique and the optimum cannot be certified. Drop or combine those columns.",
+            DataWarning,
+            stacklevel=4,
+        )
+
+
+def _power_of_two(values):
+    """The power of two nearest each value (1 for zeros): an exact scaling factor."""
+    v = np.asarray(values, dtype=np.float64)
+    out = np.exp2(np.round(np.log2(np.where(v > 0, v, 1.0))))
+    return out if out.ndim else float(out)
 
 
 class QuantileModel(LADModel):

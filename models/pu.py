@@ -32,6 +32,7 @@ solves either (weighted rows; the precomputed K̄ for kernels).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -42,10 +43,21 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    max_row_norm,
+    repair_equalities,
+)
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.io import feature_matrix, target_column
-from aidopt.exceptions import DataError, InvalidParameterError, SolverError
+from aidopt.deadline import remaining
+from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
 from aidopt.kernels import Kernel, kernel_times
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
@@ -72,6 +84,11 @@ _USMO_TOL = 1e-8  # KKT tolerance of USMO on f values (the margins are ±1 whate
 _GAP_RTOL = 1e-4
 _SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
 _SAMPLE_POSITIVE = 500
+# the sample fit only places the initial clusters: USMO steps at most (measured: 1,000–2,300
+# steps on well-scaled data; badly scaled data can need millions), and at most this share of
+# the time left when the run has a time limit
+_SAMPLE_MAX_ITER = 30_000
+_SAMPLE_TIME_SHARE = 0.25
 _MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
 _BLOCK_ENTRIES = 1 << 21  # kernel entries per block when summing kernel columns (16 MiB)
 
@@ -215,6 +232,7 @@ class PUSolution:
     entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/|C_k|, kernel solutions
     labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
     train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
+    partition: Partition | None = None  # the partition the solution was computed on
 
     @property
     def alpha(self) -> NDArray[np.float64] | None:
@@ -246,6 +264,9 @@ def primal_linear_model(
     model.w = pyo.Var(model.J)
     model.beta = pyo.Var()  # β, the bias (not regularised)
     model.xi = pyo.Var(model.U, domain=pyo.NonNegativeReals)  # ξ_u ≥ 0
+    model.dual = pyo.Suffix(
+        direction=pyo.Suffix.IMPORT
+    )  # the multipliers, when the solver gives them
 
     @model.Expression(model.P | model.U)  # f(x_k) = w·x_k + β
     def f(m, k):
@@ -414,6 +435,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             "lam": self.lam,
             "kernel": self.kernel.kind,
             "gamma": self.kernel.gamma,
+            "degree": self.kernel.degree,
+            "coef0": self.kernel.coef0,
             "span_reduction": self.span_reduction,
         }
 
@@ -449,7 +472,13 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def _sample_scores(self, data: PUData, rng: np.random.Generator) -> NDArray[np.float64]:
         """f − β on the unlabeled rows, f fitted on ≤ 1,000 unlabeled and ≤ 500 positive rows
-        (weighted to stand for all of them; the linear kernel uses the positives' centroid)."""
+        (weighted to stand for all of them; the linear kernel uses the positives' centroid).
+
+        An approximate fit is enough: USMO stops after ``_SAMPLE_MAX_ITER`` steps or a quarter
+        of the run's remaining time, and its iterate is used whatever its status. It is never
+        worse than the class-mean direction: USMO starts at σ = πC, whose f − β is
+        (π/2λ)·(k(·, mean_P) − k(·, mean_U)), and every step lowers the dual objective.
+        """
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
         su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
         Xu = data.X[unl]
@@ -463,15 +492,20 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
                 np.full(sp_.size, pos.size / sp_.size), np.full(su.size, unl.size / su.size)
             ]
         mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
-        fit = usmo(
-            rows,
-            mask,
-            prior=self.prior,
-            lam=self.lam,
-            kernel=self.kernel,
-            weights=weights,
-            tol=1e-3,
-        )
+        left = remaining()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # a stopped fit is still usable
+            fit = usmo(
+                rows,
+                mask,
+                prior=self.prior,
+                lam=self.lam,
+                kernel=self.kernel,
+                weights=weights,
+                tol=1e-3,
+                max_iter=_SAMPLE_MAX_ITER,
+                time_limit=None if left is None else _SAMPLE_TIME_SHARE * left,
+            )
         if fit.coef is not None:
             return Xu @ fit.coef
         return kernel_times(self.kernel, Xu, rows, fit.alpha)
@@ -557,7 +591,16 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def extract(self, model: pyo.ConcreteModel, agg: PUAggregate) -> PUSolution:
         if self.linear:
             u = np.array([pyo.value(model.w[j]) for j in model.J])
-            return self._linear_solution(u, float(pyo.value(model.beta)), agg)
+            hinge = [model.dual.get(model.hinge[k]) for k in model.U]
+            half = [model.dual.get(model.half_hinge[k]) for k in model.U]
+            sigma = None
+            if all(d is not None for d in hinge + half):
+                # ξ ≥ f and ξ ≥ (1 + f)/2 with multipliers p, q: σ = p + q/2 (magnitudes: the
+                # Pyomo interfaces disagree on signs)
+                sigma = np.abs(np.array(hinge, dtype=float)) + 0.5 * np.abs(
+                    np.array(half, dtype=float)
+                )
+            return self._linear_solution(u, float(pyo.value(model.beta)), agg, sigma)
         sigma = np.array([pyo.value(model.sigma[u]) for u in model.U])
         return self._checked_dual_solution(sigma, agg, None)
 
@@ -624,9 +667,11 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             return self._checked_dual_solution(result.x[:nu], agg, result)
         span = self._span(agg)
         r = agg.x_sum.shape[1] if span is None else span.rank
-        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg)
-        if result.row_duals is not None:
-            _check_gap(*self._linear_bounds(solution, result.row_duals, agg), result)
+        duals = result.row_duals
+        sigma = None if duals is None else duals[:nu] + duals[nu:]  # σ_u = a_u + b_u
+        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg, sigma)
+        if duals is not None:
+            _check_gap(*self._linear_bounds(solution, duals, agg), result)
         return solution
 
     def program_bound(self, result: SolveResult, agg: PUAggregate) -> float | None:
@@ -644,10 +689,24 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         solution = self._linear_solution(result.x[:r], float(result.x[r]), agg)
         return self._linear_bounds(solution, result.row_duals, agg)[0]
 
-    def _linear_solution(self, u: NDArray, beta: float, agg: PUAggregate) -> PUSolution:
+    def _linear_solution(
+        self, u: NDArray, beta: float, agg: PUAggregate, sigma: NDArray | None = None
+    ) -> PUSolution:
+        """(w, β) from the reduced coordinates; ``sigma`` the σ of the unlabeled clusters (the
+        primal's row duals), when the route gives them."""
         span = self._span(agg)
         w = u if span is None else span.lift(u)
-        return PUSolution(bias=beta, coef=w, norm_sq=float(w @ w))
+        cluster_sigma = None
+        if sigma is not None:
+            cluster_sigma = np.zeros(agg.weight.size)
+            cluster_sigma[~agg.labeled] = _feasible_sigma(sigma, agg, self.prior, self.lam)
+        return PUSolution(
+            bias=beta,
+            coef=w,
+            norm_sq=float(w @ w),
+            cluster_sigma=cluster_sigma,
+            partition=agg.partition,
+        )
 
     def _linear_bounds(
         self, solution: PUSolution, row_duals: NDArray, agg: PUAggregate
@@ -698,6 +757,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             cluster_sigma=cluster_sigma,
             entry_coef=alpha / weight,
             labels=agg.partition.labels,
+            partition=agg.partition,
         )
         return solution, lower, upper
 
@@ -724,8 +784,9 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """USMO on the aggregated rows (linear kernel, or singletons: the rows themselves) or on
         the centroid Gram K̄ (kernel="precomputed"), warm-started from the previous σ.
 
-        Options: ``tol`` (KKT tolerance on f values, default 1e-8) and ``max_iter``; USMO has
-        no time limit.
+        Options: ``tol`` (KKT tolerance on f values, default 1e-8; USMO raises it to the
+        rounding floor of the data) and ``max_iter``. ``time_limit`` stops USMO with status
+        TIME_LIMIT (no solution).
         """
         unknown = set(options) - {"tol", "max_iter"}
         if unknown:
@@ -737,6 +798,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             X, kernel = agg.xbar, self.kernel
         else:
             X, kernel = agg.gram, "precomputed"
+        res_tol = options.get("tol", _USMO_TOL)
         res = usmo(
             X,
             agg.labeled,
@@ -744,13 +806,15 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             lam=self.lam,
             kernel=kernel,
             weights=agg.weight,
-            tol=options.get("tol", _USMO_TOL),
+            tol=res_tol,
             max_iter=options.get("max_iter"),
             init=_warm_start(agg, previous),
+            time_limit=time_limit,
         )
         status = {
             "optimal": SolveStatus.OPTIMAL,
             "iteration_limit": SolveStatus.ITERATION_LIMIT,
+            "time_limit": SolveStatus.TIME_LIMIT,
             "stalled": SolveStatus.ERROR,
         }[res.status]
         result = SolveResult(
@@ -758,8 +822,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             objective=res.primal_objective,
             bound=res.primal_objective - res.duality_gap,  # −(dual + ½α_PᵀK_PPα_P)
             iterations=res.iterations,
-            message=f"usmo {res.status}, KKT violation {res.kkt_violation:.2e}",
-            info={"duality_gap": res.duality_gap},
+            message=f"usmo {res.status}, KKT violation {res.kkt_violation:.2e}"
+            + (f" (rounding floor {res.tolerance:.2e})" if res.tolerance > res_tol else ""),
+            info={"duality_gap": res.duality_gap, "kkt_tolerance": res.tolerance},
+            accuracy=float(options.get("tol", _USMO_TOL)),  # the KKT tolerance on f values
         )
         if status is not SolveStatus.OPTIMAL:
             return None, result
@@ -778,6 +844,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             entry_coef=res.alpha / agg.weight if kernel else None,
             labels=agg.partition.labels if kernel else None,
             train_decision=res.train_decision[agg.partition.labels] if singletons else None,
+            partition=agg.partition,
         )
 
     # ------------------------------------------------------------------ evaluation
@@ -785,9 +852,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         self, data: PUData, solution: PUSolution, X: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """f(x) for the rows of X (default: the training rows)."""
-        X = data.X if X is None else check_matrix(X, "X")
-        if X.shape[1] != data.m:
-            raise DataError(f"X has {X.shape[1]} columns but the model was fitted on {data.m}.")
+        if X is not None:
+            from aidopt.validation import check_predict_input
+
+            X = check_predict_input(X, data.m, type(self).__name__)
+        else:
+            X = data.X
         if solution.coef is not None:
             return X @ solution.coef + solution.bias
         alpha = solution.alpha
@@ -806,16 +876,181 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return self.decision_function(data, solution)
 
     def evaluate(self, data: PUData, solution: PUSolution) -> Evaluation:
-        """E^t = (5) at the solution; regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
+        """E^t = (5) at the solution, with a bound on its rounding error; regime 0/1/2 of ℓ per
+        unlabeled row (0 for positives)."""
         f = self.training_scores(data, solution)
         c1, c2 = self.constants(data)
-        objective = (
-            0.5 * solution.norm_sq
-            - c1 * math.fsum(f[data.labeled])
-            + c2 * math.fsum(double_hinge(f[~data.labeled]))
-        )
+        positive, pos_error = accurate_sum(f[data.labeled])
+        loss, loss_error = accurate_sum(double_hinge(f[~data.labeled]))
+        objective = 0.5 * solution.norm_sq - c1 * positive + c2 * loss
+        # |fl(f_i) − f_i| per row, summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|); kernel
+        # expansions: γ_K Σ|α| kmax)
+        if solution.coef is not None:
+            per_row = float(abs_column_sums(data.X) @ np.abs(solution.coef)) / data.n
+            score_error = (data.m + 3) * EPS * (per_row + abs(solution.bias))
+        else:
+            mass = float(np.abs(solution.alpha).sum())
+            score_error = (
+                (data.n + data.m + 3) * EPS * (mass * self._kernel_max(data) + abs(solution.bias))
+            )
+        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * data.n * score_error
+        error += (data.m + 2) * EPS * abs(solution.norm_sq)
         regime = np.where(data.labeled, 0, _regime(f))
-        return Evaluation(objective=float(objective), regime=regime)
+        return Evaluation(float(objective), regime, None, error)
+
+    def _kernel_max(self, data: PUData) -> float:
+        """max_i k(x_i, x_i) ≥ |k(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
+        kernel = self.kernel
+        if kernel.kind == "rbf":
+            return 1.0
+        r2 = max_row_norm(data.X) ** 2
+        if kernel.kind == "linear":
+            return r2
+        g = kernel.gamma_for(data.m)
+        top = max(abs(g * r2 + kernel.coef0), abs(kernel.coef0))
+        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+
+    # ------------------------------------------------------------------ the certificate
+    def lower_bound(
+        self,
+        data: PUData,
+        solution: PUSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality for (5): c2 ℓ(f) = max_{σ∈[0,c2]} σf + min(σ, c2 − σ), so for every
+        σ ∈ [0, c2]^U and every (w, β), (5) ≥ −½‖w(σ)‖² + Σ_U min(σ_u, c2 − σ_u) + β ρ with
+        w(σ) = c1 Σ_P φ(x_i) − Σ_U σ_u φ(x_u) (7) and ρ = Σσ − π/(2λ). σ is the aggregated σ_k
+        spread over the unlabeled entries (σ_k/|C_k|), values within 1e-12 of 0, c2/2, c2
+        snapped to them; ρ costs |β*||ρ| with |β*| ≤ 1 + ‖w*‖ max√k(x,x) (β* lies between the
+        breakpoints ±1 − w*·φ(x_u)) and ‖w*‖ ≤ ‖g‖ + √(‖g‖² + 2E), ‖g‖ ≤ π√kmax/λ (from
+        ℓ(f) ≥ πf, which cancels β). Linear kernel: w(σ) on all data; other kernels: ‖w(σ)‖²
+        from the centroid Gram (exact for a σ constant on clusters)."""
+        c2 = self.constants(data)[1]
+        unl = ~data.labeled
+        if dual is not None:
+            sigma = dual.expand(data.n, evaluation.regime)
+            if sigma.size and (sigma.min() < 0.0 or sigma.max() > c2 or np.any(sigma[~unl] != 0)):
+                raise ValueError(f"the dual point leaves its box [0, {c2:g}] (or is set on P)")
+            norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma)
+            return self._bound_at(data, sigma, evaluation, upper, norm_sq, "the given dual point")
+        part = solution.partition
+        if part is None:
+            return None
+        candidates = []
+        if solution.cluster_sigma is not None:
+            candidates.append((solution.cluster_sigma, "the aggregated σ"))
+        if self.linear and solution.coef is not None:
+            rebuilt = self._sigma_from_primal(data, solution, part)
+            candidates.append((rebuilt, "the σ that complementary slackness gives the primal"))
+        bounds = []
+        sizes = part.sizes.astype(np.float64)
+        for cluster_sigma, what in candidates:
+            sigma = np.where(unl, (cluster_sigma / sizes)[part.labels], 0.0)
+            if self.linear:
+                for anchor in (0.0, 0.5 * c2, c2):
+                    sigma[np.abs(sigma - anchor) <= 1e-12 * c2] = anchor
+            sigma = np.clip(sigma, 0.0, c2)
+            norm_sq = None if self.linear else solution.norm_sq
+            source = f"dual (6) at {what} spread over the unlabeled entries, on all data"
+            bounds.append(self._bound_at(data, sigma, evaluation, upper, norm_sq, source))
+        return max(bounds, key=lambda b: b.value, default=None)
+
+    def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source) -> Bound:
+        """The bound of :meth:`lower_bound` at a per-entry σ (``norm_sq``: ‖w(σ)‖² when known,
+        else computed from the data — linear kernel)."""
+        c1, c2 = self.constants(data)
+        unl = ~data.labeled
+        total = self.prior / (2.0 * self.lam)
+        sum_sigma, sum_error = accurate_sum(sigma)
+        concave, concave_error = accurate_sum(np.minimum(sigma, c2 - sigma)[unl])
+        kmax = self._kernel_max(data)
+        if norm_sq is None:
+            alpha = np.where(data.labeled, c1, -sigma)
+            w, w_error = accurate_tdot(
+                data.X, alpha, abs_bound=max(c1, c2) * abs_column_sums(data.X)
+            )
+            norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
+            norm_sq, quad_error = norm**2, (norm_up**2 - norm**2) * (1 + 4 * EPS)
+        else:
+            quad_error = (data.n + 4) * EPS * (c1 * data.n_labeled + sum_sigma) ** 2 * kmax
+        dual_value = -0.5 * norm_sq + concave
+        g = self.prior * np.sqrt(kmax) / self.lam
+        w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
+        beta_bound = 1.0 + w_bound * np.sqrt(kmax)
+        rho = abs(sum_sigma - total) + sum_error + EPS * total
+        allowance = concave_error + 0.5 * quad_error + rho * beta_bound
+        if self.linear:
+            point = DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
+        else:
+            support = np.flatnonzero(sigma)
+            point = DualPoint(None, support.astype(np.int64), sigma[support])
+        return Bound(dual_value - allowance, source, point, dual_value, allowance)
+
+    def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
+        """‖w(σ)‖² = αᵀKα over the rows, α = c1 on P, −σ on U (kernel models, verify)."""
+        c1, _ = self.constants(data)
+        alpha = np.where(data.labeled, c1, -sigma)
+        support = np.flatnonzero(alpha)
+        Xs = data.X[support]
+        return float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))
+
+    def _sigma_from_primal(self, data: PUData, solution: PUSolution, part: Partition) -> NDArray:
+        """σ_k per cluster from complementary slackness at (w, β): 0 where f(x̄_k) < −1, c2|C_k|/2
+        inside, c2|C_k| above 1; clusters at f = ±1 are free and, by least squares, make
+        Σσ = π/(2λ) and w(σ) = w (7) hold as nearly as the box allows."""
+        c1, c2 = self.constants(data)
+        weight = part.sizes.astype(np.float64)
+        x_sum = part.sums(data.X)
+        xbar = x_sum / weight[:, None]
+        labeled = np.zeros(weight.size, dtype=bool)
+        labeled[part.labels[data.labeled]] = True
+        f = xbar @ solution.coef + solution.bias
+        tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.coef) + abs(solution.bias) + 1.0)
+        C = c2 * weight
+        sigma = np.where(f < -1, 0.0, np.where(f > 1, C, 0.5 * C))
+        ties = (np.abs(f - 1) <= tol) | (np.abs(f + 1) <= tol)
+        sigma[ties] = np.where(f[ties] > 0, 0.75, 0.25) * C[ties]
+        U = ~labeled
+        A = np.vstack([np.ones(U.sum()), xbar[U].T])
+        target = np.r_[
+            self.prior / (2.0 * self.lam), c1 * x_sum[labeled].sum(axis=0) - solution.coef
+        ]
+        sigma[U] = repair_equalities(A, target, sigma[U], 0.0, C[U], free=ties[U])
+        # Σσ = π/(2λ) is what feasibility needs (w(σ) = w only tightens): restore it last
+        sigma[U] = repair_equalities(A[:1], target[:1], sigma[U], 0.0, C[U], free=ties[U])
+        sigma[labeled] = 0.0
+        return sigma
+
+    def solution_from_dict(
+        self, data: PUData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> PUSolution:
+        """Linear: (w, b) by column; other kernels: f = Σ_i α_i k(x_i, ·) + b with α = c1 on the
+        positives and −σ on the unlabeled rows (7), σ the certificate's dual point."""
+        bias = float(payload["b"])
+        if self.linear:
+            w = payload["w"]
+            missing = [name for name in data.feature_names if name not in w]
+            if missing:
+                raise DataError(f"The solution has no weight for the column(s) {missing}.")
+            coef = np.array([float(w[c]) for c in data.feature_names])
+            return PUSolution(bias=bias, coef=coef, norm_sq=float(coef @ coef))
+        if dual is None:
+            raise DataError("A kernel PU solution is its dual expansion: the certificate's dual.")
+        c1, _ = self.constants(data)
+        sigma = dual.expand(data.n, None)
+        alpha = np.where(data.labeled, c1, -sigma)
+        support = np.flatnonzero(alpha)
+        Xs = data.X[support]
+        norm_sq = float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))
+        return PUSolution(
+            bias=bias,
+            coef=None,
+            norm_sq=norm_sq,
+            entry_coef=alpha,
+            labels=np.arange(data.n),
+        )
 
     def solution_to_dict(self, data: PUData, solution: PUSolution) -> dict[str, Any]:
         """β, w by column (linear kernel) and the prediction sign(f) of every row (f = 0 → +1)."""
@@ -879,10 +1114,18 @@ def add_cli_arguments(parser) -> None:
         default=None,
         help="γ of rbf/poly (default 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
     )
-    parser.add_argument("--degree", type=int, default=3, help="degree of poly (3)")
-    parser.add_argument("--coef0", type=float, default=1.0, help="offset of poly (1)")
+    parser.add_argument("--degree", type=int, default=None, help="degree of poly (3)")
+    parser.add_argument("--coef0", type=float, default=None, help="offset of poly (1)")
 
 
 def model_from_cli(args) -> PUModel:
-    kernel = Kernel(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
+    from aidopt.validation import check_kernel_options
+
+    check_kernel_options(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
+    kernel = Kernel(
+        args.kernel,
+        gamma=args.gamma,
+        degree=3 if args.degree is None else args.degree,
+        coef0=1.0 if args.coef0 is None else args.coef0,
+    )
     return PUModel(prior=args.prior, lam=args.lam, kernel=kernel)

@@ -56,6 +56,7 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.certificate import Bound, DualPoint
 from aidopt.clustering import kmeans_one_pass
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.io import target_column
@@ -242,6 +243,9 @@ class S3VMSolution:
     certificate: S3VMCertificate | None = None
 
     def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
+        from aidopt.validation import check_predict_input
+
+        X = check_predict_input(X, self.w.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(X @ self.w).ravel() + self.b
 
     def predict(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.int64]:
@@ -583,9 +587,15 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return self._bounds(agg, previous, margin, extra=found)
 
     def _local_search(self, agg, start, margin, clock: _Clock, rounds: int = 10) -> list:
-        """Alternate d_k = sign f(x̄_k) (Lemma 1) and the convex QP (a weighted SVM) at that d."""
+        """Alternate d_k = sign f(x̄_k) (Lemma 1) and the convex QP (a weighted SVM) at that d.
+
+        A heuristic that only tightens the bounds: it gets at most a quarter of the time left,
+        and a QP that fails, stalls (HiGHS 1.16 cycles on some: ``solve_convex_qp`` caps its
+        iterations) or runs out of time ends it with the best point so far."""
         from aidopt.solvers.outer_approximation import solve_convex_qp
 
+        left = clock.remaining()
+        share = _Clock(None if left is None else 0.25 * left)
         r, U = agg.span.rank, agg.U
         point, labels = start, None
         for _ in range(rounds):
@@ -595,8 +605,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             if labels is not None and np.array_equal(new, labels):
                 break
             labels = new
+            if share.remaining() == 0.0:
+                break
             program = self._svm_program(agg, labels, margin)
-            result = solve_convex_qp(program, time_limit=clock.remaining())
+            result = solve_convex_qp(program, time_limit=share.remaining())
             if result.status is not SolveStatus.OPTIMAL:
                 break  # the heuristic only tightens the bounds; nothing is lost
             point = result.x[: r + 1]
@@ -848,6 +860,41 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             if targets.size:
                 regime = regime + 4 * self._halves(data, part, targets, None)
         return Evaluation(objective=self._objective(data, f, solution.w), regime=regime)
+
+    def lower_bound(
+        self,
+        data: S3VMData,
+        solution: S3VMSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """The certificate's bound (module docstring): the optimum of a relaxation of (12),
+        proven by the MIQP solver — solver-attested, not re-checkable from the data alone.
+        None while some cluster is impure or the relaxation was not solved."""
+        cert = solution.certificate
+        if cert is None:
+            # A solver that runs no certificate (a Pyomo MIQP solver by name): once every
+            # unlabeled cluster is a point, (15) is itself a relaxation of (12) and its optimum,
+            # which the solver claimed, is the bound.
+            part = solution.partition
+            unlabeled = np.bincount(part.labels, weights=(~data.labeled).astype(np.float64))
+            U = np.flatnonzero(unlabeled > 0)
+            if np.any(self._radii(data, part, U) > 0):
+                return None
+            return Bound(
+                solution.aggregated_objective,
+                "optimum of (15) on point clusters (a relaxation of (12)) claimed by the solver",
+                solver_attested=True,
+            )
+        if cert.lower_bound is None:
+            return None
+        return Bound(
+            cert.lower_bound,
+            f"optimum of a relaxation of (12) ({cert.kind}, W = {cert.W:.6g}) proven by the "
+            "MIQP solver",
+            solver_attested=True,
+        )
 
     def solution_to_dict(self, data: S3VMData, solution: S3VMSolution) -> dict[str, Any]:
         unl = ~data.labeled

@@ -47,7 +47,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,10 +56,21 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    max_row_norm,
+    repair_equalities,
+)
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.io import feature_matrix, target_column
-from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
+from aidopt.exceptions import AidoptError, DataError, InvalidParameterError
 from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
@@ -82,6 +93,8 @@ _LIBSVM_OPTIONS = frozenset({"tol", "cache_size", "max_iter", "shrinking"})
 _LIBLINEAR_OPTIONS = frozenset({"tol", "max_iter", "intercept_scaling", "random_state"})
 _LIBLINEAR_MAX_ITER = 10_000_000  # largest automatic iteration limit of liblinear on (9)
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
+_SAMPLE_MAX_ITER = 10_000  # liblinear iterations of that sample fit (an approximate fit is fine)
+_SAMPLE_TIME_SHARE = 0.25  # at most this share of the time left goes to the sample fit
 
 
 # ---------------------------------------------------------------------- data
@@ -411,6 +424,17 @@ def solve_dual_checked(
     )
 
 
+def entry_duals_in_box(
+    labels: NDArray[np.int64], alpha: NDArray[np.float64], y: NDArray[np.float64], M: float
+) -> NDArray[np.float64]:
+    """α̂_i = ᾱ_k/|C_k| in [0, M], values within 1e-12·M of a bound set to it, and Σ α̂_i y_i = 0
+    restored on the entries strictly inside the box (least-norm change)."""
+    a = np.clip(cluster_duals(labels, alpha), 0.0, M)
+    a[a <= 1e-12 * M] = 0.0
+    a[a >= (1 - 1e-12) * M] = M
+    return repair_equalities(y[None, :], np.zeros(1), a, 0.0, M)
+
+
 def cluster_duals(labels: NDArray[np.int64], alpha: NDArray[np.float64]) -> NDArray[np.float64]:
     """α̂_i = ᾱ_k / |C_k| for i ∈ C_k (the dual recovery of §3.2)."""
     sizes = np.bincount(labels, minlength=alpha.size)
@@ -444,9 +468,12 @@ class SVMSolution:
     b: float
     alpha: NDArray[np.float64] | None = None
     cluster_labels: NDArray[np.int64] | None = None
+    partition: Partition | None = field(default=None, repr=False, compare=False)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        return np.asarray(X, dtype=np.float64) @ self.w + self.b
+        from aidopt.validation import check_predict_input
+
+        return check_predict_input(X, self.w.shape[0], type(self).__name__) @ self.w + self.b
 
     def entry_duals(self) -> NDArray[np.float64]:
         """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified)."""
@@ -502,19 +529,34 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         return per_class_partition(data.y, data.X @ w0 + b0, rate, rng)
 
     def _sample_hyperplane(self, X, y, scale: float, rng) -> tuple[NDArray, float]:
-        """liblinear on the sample with C = M·n/|sample| (each row stands for n/|sample|)."""
+        """liblinear on the sample with C = M·n/|sample| (each row stands for n/|sample|).
+
+        It only places C^0: at most ``_SAMPLE_MAX_ITER`` iterations, and under a time limit
+        at most a quarter of the time left (in a child process killed then); a fit that is
+        stopped or fails gives way to the class-mean direction w = mean₊ − mean₋."""
         from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
         from sklearn.svm import LinearSVC
 
         fit = LinearSVC(
             loss="hinge",
             C=self.M * scale,
-            max_iter=10_000,
+            max_iter=_SAMPLE_MAX_ITER,
             random_state=int(rng.integers(2**31 - 1)),
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SkConvergenceWarning)  # only places C^0
-            fit.fit(X, y)
+            try:
+                fit = call_with_timeout(
+                    fit.fit,
+                    X,
+                    y,
+                    timeout=budget(share=_SAMPLE_TIME_SHARE),
+                    what="the sample fit that places the initial clusters",
+                )
+            except (TimeLimitReached, AidoptError):
+                plus, minus = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0)
+                w = plus - minus
+                return w, -0.5 * float(w @ (plus + minus))
         return fit.coef_[0], float(fit.intercept_[0])
 
     # ------------------------------------------------------------------ aggregated data
@@ -553,10 +595,17 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         duals = [model.dual.get(model.margin[k]) for k in model.K]
         alpha = None
         if all(d is not None for d in duals):
-            # Pyomo's sign convention: the dual of a ≥ row of a minimisation is ≥ 0
-            alpha = feasible_dual(np.array(duals, dtype=float), agg.label, self.M * agg.weight)
+            # α_k ≥ 0 is the multiplier's magnitude: Pyomo's solver interfaces disagree on the
+            # sign of a ≥ row's dual (and any α in the box gives a valid bound)
+            alpha = feasible_dual(
+                np.abs(np.array(duals, dtype=float)), agg.label, self.M * agg.weight
+            )
         return SVMSolution(
-            w=w, b=float(pyo.value(model.b)), alpha=alpha, cluster_labels=agg.partition.labels
+            w=w,
+            b=float(pyo.value(model.b)),
+            alpha=alpha,
+            cluster_labels=agg.partition.labels,
+            partition=agg.partition,
         )
 
     # ------------------------------------------------------------------ matrix form (dual)
@@ -579,7 +628,9 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         """w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact best b̄ of (9) for it."""
         _, w = _dual_value(agg, alpha)
         b = optimal_intercept(agg.xbar @ w, agg.label, self.M * agg.weight)
-        return SVMSolution(w=w, b=b, alpha=alpha, cluster_labels=agg.partition.labels)
+        return SVMSolution(
+            w=w, b=b, alpha=alpha, cluster_labels=agg.partition.labels, partition=agg.partition
+        )
 
     # ------------------------------------------------------------------ special solvers
     def solve_special(
@@ -630,13 +681,28 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         )
         return (None if alpha is None else self._dual_solution(agg, alpha)), result
 
-    def _solve_libsvm(self, agg, verbose, options) -> tuple[SVMSolution | None, SolveResult]:
+    def _solve_libsvm(
+        self, agg, verbose, options, time_limit: float | None = None
+    ) -> tuple[SVMSolution | None, SolveResult]:
+        """libsvm (SVC) on the weighted centroids; under a time limit (``time_limit`` or the
+        run's deadline, whichever is sooner) in a child process killed at the limit, which
+        gives status TIME_LIMIT and no solution."""
         from sklearn.svm import SVC
 
         kwargs = {"tol": 1e-3, **_checked_options(options, _LIBSVM_OPTIONS, "libsvm")}
         fit = SVC(kernel="linear", C=self.M, verbose=verbose, **kwargs)
         start = time.perf_counter()
-        fit.fit(agg.xbar, agg.label, sample_weight=agg.weight)
+        try:
+            fit = call_with_timeout(
+                fit.fit,
+                agg.xbar,
+                agg.label,
+                sample_weight=agg.weight,
+                timeout=budget(time_limit),
+                what="libsvm",
+            )
+        except TimeLimitReached as exc:
+            return None, _time_limit_result(exc, time.perf_counter() - start)
         seconds = time.perf_counter() - start
         alpha = np.zeros(agg.weight.size)
         alpha[fit.support_] = np.abs(fit.dual_coef_[0])
@@ -648,20 +714,42 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             cluster_labels=agg.partition.labels,
         )
         return solution, _library_result(
-            fit, agg, self.M, solution, _dual_value(agg, alpha)[0], seconds
+            fit,
+            agg,
+            self.M,
+            solution,
+            _dual_value(agg, alpha)[0],
+            seconds,
+            refine=_tighter_tol(kwargs["tol"]),
         )
 
-    def _solve_liblinear(self, agg, verbose, options) -> tuple[SVMSolution | None, SolveResult]:
+    def _solve_liblinear(
+        self, agg, verbose, options, time_limit: float | None = None
+    ) -> tuple[SVMSolution | None, SolveResult]:
+        """liblinear (LinearSVC, hinge loss) on the weighted centroids. It penalises b, so it
+        solves a different problem than (9): the result is marked ``exact=False`` and has no
+        bound. Time limit as for libsvm."""
         from sklearn.svm import LinearSVC
 
         chosen = _checked_options(options, _LIBLINEAR_OPTIONS, "liblinear")
         kwargs = {"tol": 1e-3, "max_iter": 100_000, "random_state": 0, **chosen}  # the paper's
         start = time.perf_counter()
+        limit = budget(time_limit)
         while True:
             fit = LinearSVC(loss="hinge", dual=True, C=self.M, verbose=int(verbose), **kwargs)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # an iteration limit is reported by the status
-                fit.fit(agg.xbar, agg.label, sample_weight=agg.weight)
+                try:
+                    fit = call_with_timeout(
+                        fit.fit,
+                        agg.xbar,
+                        agg.label,
+                        sample_weight=agg.weight,
+                        timeout=None if limit is None else limit - (time.perf_counter() - start),
+                        what="liblinear",
+                    )
+                except TimeLimitReached as exc:
+                    return None, _time_limit_result(exc, time.perf_counter() - start, exact=False)
             limited = np.max(fit.n_iter_) >= kwargs["max_iter"]
             # Heavy weights |C_k| slow liblinear's coordinate descent down on the small
             # aggregated problems (100,000 iterations can miss on 11 clusters); iterations cost
@@ -671,15 +759,26 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             kwargs["max_iter"] *= 10
         seconds = time.perf_counter() - start
         solution = SVMSolution(w=fit.coef_[0].copy(), b=float(fit.intercept_[0]))
-        return solution, _library_result(fit, agg, self.M, solution, None, seconds)
+        return solution, _library_result(fit, agg, self.M, solution, None, seconds, exact=False)
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(self, data: SVMData, solution: SVMSolution) -> Evaluation:
-        violation = 1.0 - data.y * (data.X @ solution.w + solution.b)
-        objective = 0.5 * float(solution.w @ solution.w) + self.M * float(
-            np.maximum(violation, 0.0).sum()
+        """E^t = ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)} (10), with a bound on its rounding
+        error; regime_i = [1 − y_i(w x_i + b) > 0] (Prop. 3)."""
+        w, b = solution.w, solution.b
+        violation = 1.0 - data.y * (data.X @ w + b)
+        hinge, hinge_error = accurate_sum(np.maximum(violation, 0.0))
+        norm_sq = float(w @ w)
+        # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i
+        score_error = (
+            (data.m + 3)
+            * EPS
+            * (float(abs_column_sums(data.X) @ np.abs(w)) + data.n * (abs(b) + 1))
         )
-        return Evaluation(objective=objective, regime=(violation > 0).astype(np.int64))
+        error = self.M * (hinge_error + score_error) + (data.m + 2) * EPS * norm_sq
+        return Evaluation(
+            0.5 * norm_sq + self.M * hinge, (violation > 0).astype(np.int64), None, error
+        )
 
     def solution_to_dict(self, data: SVMData, solution: SVMSolution) -> dict[str, Any]:
         return {
@@ -688,6 +787,97 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             "training_accuracy": training_accuracy(data, solution.decision_function(data.X)),
             "labels": data.label_mapping(),
         }
+
+    def solution_from_dict(
+        self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> SVMSolution:
+        w = payload["w"]
+        missing = [name for name in data.feature_names if name not in w]
+        if missing:
+            raise DataError(f"The solution has no weight for the column(s) {missing}.")
+        return SVMSolution(np.array([float(w[c]) for c in data.feature_names]), float(payload["b"]))
+
+    # ------------------------------------------------------------------ the certificate
+    def lower_bound(
+        self,
+        data: SVMData,
+        solution: SVMSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality on (6): for 0 ≤ α ≤ M and any (w, b), (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖²
+        − b Σα_i y_i. α is the aggregated dual spread over the entries (α̂_i = ᾱ_k/|C_k|, §3.2),
+        values within 1e-12 of a bound snapped to it and Σα̂_i y_i = 0 restored on the free
+        entries; what remains of ρ = Σα̂_i y_i costs |b*||ρ| with |b*| ≤ 1 + ‖w*‖ max_i‖x_i‖,
+        ‖w*‖ ≤ √(2E) (b* lies between the breakpoints y_i − w*·x_i). No duals (liblinear): no
+        bound."""
+        if dual is not None:
+            alpha = dual.expand(data.n, evaluation.regime)
+            if alpha.size and (alpha.min() < 0.0 or alpha.max() > self.M):
+                raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
+            return self._bound_at(data, alpha, evaluation, upper, "the given dual point")
+        if solution.alpha is None or solution.cluster_labels is None:
+            return None
+        labels = solution.cluster_labels
+        candidates = [(solution.alpha, "the aggregated dual")]
+        candidates.append(
+            (
+                self._alpha_from_primal(data, solution),
+                "the dual that complementary slackness gives the primal",
+            )
+        )
+        return max(
+            (
+                self._bound_at(
+                    data,
+                    entry_duals_in_box(labels, alpha, data.y, self.M),
+                    evaluation,
+                    upper,
+                    f"{what} spread over the entries, on all data",
+                )
+                for alpha, what in candidates
+            ),
+            key=lambda b: b.value,
+        )
+
+    def _alpha_from_primal(self, data: SVMData, solution: SVMSolution) -> NDArray[np.float64]:
+        """ᾱ_k from complementary slackness at (w, b): M|C_k| where the cluster's centroid
+        violates the margin, 0 where it is outside, free on the margin; the free ones make
+        Σᾱ_k ȳ_k = 0 and Σᾱ_k ȳ_k x̄_k = w hold as nearly as the box allows (least squares,
+        the balance row last: it is the one feasibility needs)."""
+        labels = solution.cluster_labels
+        part = solution.partition or Partition.from_labels(labels)
+        sizes = part.sizes.astype(np.float64)
+        x_sum = part.sums(data.X)
+        ybar = np.zeros(sizes.size)
+        ybar[labels] = data.y
+        xbar = x_sum / sizes[:, None]
+        violation = 1.0 - ybar * (xbar @ solution.w + solution.b)
+        tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.w) + abs(solution.b) + 1.0)
+        upper = self.M * sizes
+        alpha = np.where(violation > 0, upper, 0.0)
+        ties = np.abs(violation) <= tol
+        alpha[ties] = 0.5 * upper[ties]
+        A = np.vstack([ybar, (ybar[:, None] * xbar).T])
+        target = np.r_[0.0, solution.w]
+        alpha = repair_equalities(A, target, alpha, 0.0, upper, free=ties)
+        return repair_equalities(A[:1], target[:1], alpha, 0.0, upper, free=ties)
+
+    def _bound_at(self, data, alpha, evaluation, upper, source) -> Bound:
+        """The bound of :meth:`lower_bound` at a per-entry α ∈ [0, M]ⁿ."""
+        source = f"dual (6) at {source}"
+        ay = alpha * data.y
+        total, total_error = accurate_sum(alpha)
+        rho, rho_error = accurate_sum(ay)
+        w, w_error = accurate_tdot(data.X, ay, abs_bound=self.M * abs_column_sums(data.X))
+        norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
+        dual_value = total - 0.5 * norm**2
+        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * max_row_norm(data.X)
+        allowance = total_error + 0.5 * (norm_up**2 - norm**2) * (1 + 4 * EPS)
+        allowance += (abs(rho) + rho_error) * b_bound
+        point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.M))
+        return Bound(dual_value - allowance, source, point, dual_value, allowance)
 
 
 def training_accuracy(data: SVMData, decision: NDArray[np.float64]) -> float:
@@ -705,8 +895,12 @@ def _checked_options(options: dict[str, Any], allowed: frozenset[str], solver: s
     return dict(options)
 
 
-def _library_result(fit, agg, M, solution, bound, seconds) -> SolveResult:
-    """A SolveResult for a scikit-learn fit: objective (9) at its (w, b), our dual bound."""
+def _library_result(
+    fit, agg, M, solution, bound, seconds, exact: bool = True, refine: dict | None = None
+) -> SolveResult:
+    """A SolveResult for a scikit-learn fit: objective (9) at its (w, b), our dual bound;
+    ``exact=False`` for liblinear, which solves (9) with b penalised (a different problem);
+    ``refine``: the options of a more accurate libsvm solve (see :func:`_tighter_tol`)."""
     n_iter = int(np.max(fit.n_iter_))
     stopped = getattr(fit, "fit_status_", 0) != 0 or (
         hasattr(fit, "max_iter") and fit.max_iter > 0 and n_iter >= fit.max_iter
@@ -719,6 +913,21 @@ def _library_result(fit, agg, M, solution, bound, seconds) -> SolveResult:
         seconds=seconds,
         iterations=n_iter,
         message="optimal" if not stopped else f"iteration limit ({n_iter} iterations)",
+        exact=exact,
+        refine=refine,
+    )
+
+
+def _tighter_tol(tol: float) -> dict[str, float] | None:
+    """libsvm's stopping tolerance (on its KKT gradient) 100 times smaller, down to 1e-12: what
+    the driver asks for when the clusters are pure but the proven gap is too wide."""
+    return None if tol <= 1e-12 else {"tol": max(tol / 100.0, 1e-12)}
+
+
+def _time_limit_result(exc: TimeLimitReached, seconds: float, exact: bool = True) -> SolveResult:
+    """The SolveResult of a scikit-learn fit stopped at the time limit (no solution)."""
+    return SolveResult(
+        status=SolveStatus.TIME_LIMIT, seconds=seconds, message=str(exc), exact=exact
     )
 
 
@@ -736,15 +945,22 @@ def add_cli_arguments(parser) -> None:
         help="linear: primal (9); rbf/poly: the aggregated dual (21) of Appendix B",
     )
     parser.add_argument("--gamma", type=float, default=None, help="γ of rbf/poly (1/m)")
-    parser.add_argument("--degree", type=int, default=3, help="degree of poly (3)")
-    parser.add_argument("--coef0", type=float, default=1.0, help="offset of poly (1.0)")
+    parser.add_argument("--degree", type=int, default=None, help="degree of poly (3)")
+    parser.add_argument("--coef0", type=float, default=None, help="offset of poly (1.0)")
 
 
 def model_from_cli(args) -> AggregatedModel:
+    from aidopt.validation import check_kernel_options
+
+    check_kernel_options(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
     if args.kernel == "linear":
         return SVMModel(M=args.M)
     from aidopt.models.svm_kernel import KernelSVMModel
 
     return KernelSVMModel(
-        M=args.M, kernel=args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0
+        M=args.M,
+        kernel=args.kernel,
+        gamma=args.gamma,
+        degree=3 if args.degree is None else args.degree,
+        coef0=1.0 if args.coef0 is None else args.coef0,
     )

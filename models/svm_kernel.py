@@ -51,14 +51,18 @@ import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
 from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.exceptions import SolverCapabilityError
+from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
+from aidopt.exceptions import AidoptError, DataError, SolverCapabilityError
 from aidopt.kernels import Kernel, squared_norms
 from aidopt.models.svm import (
     _LIBSVM_OPTIONS,
     SVMData,
     _checked_options,
     _python,
+    _tighter_tol,
+    _time_limit_result,
     cluster_duals,
     dual_program,
     feasible_dual,
@@ -79,6 +83,8 @@ __all__ = ["KernelSVMAggregate", "KernelSVMModel", "KernelSVMSolution", "centroi
 _BLOCK_ENTRIES = 1 << 22  # kernel entries per block (32 MiB of float64)
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplane
+_SAMPLE_MAX_ITER = 100_000  # libsvm iterations of that sample fit (an approximate fit is fine)
+_SAMPLE_TIME_SHARE = 0.25  # at most this share of the time left goes to the sample fit
 
 
 def kernel_times(
@@ -155,8 +161,10 @@ class KernelSVMSolution:
     norm_sq: float  # ‖w̄‖² = (ᾱ∘ȳ)ᵀ K̄ (ᾱ∘ȳ)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        X = np.asarray(X, dtype=np.float64)
+        from aidopt.validation import check_predict_input
+
         sv = self.support_vectors
+        X = check_predict_input(X, sv.shape[1], type(self).__name__)
         if sv.shape[0] == 0:
             return np.full(X.shape[0], self.intercept)
         f = kernel_times(self.kernel, X, squared_norms(X), sv, squared_norms(sv), self.dual_coef)
@@ -224,21 +232,34 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
         """Appendix B's alternative: a kernel SVM on a small sample, then one 1-D k-means pass
-        per class on the decision values f_sample(x_i) of all entries."""
+        per class on the decision values f_sample(x_i) of all entries.
+
+        The sample fit only places C^0: at most ``_SAMPLE_MAX_ITER`` libsvm iterations, and
+        under a time limit at most a quarter of the time left (in a child process killed then);
+        a fit that is stopped or fails gives way to the difference of the kernel means of the
+        two classes, f(x) = mean₊ k(x, ·) − mean₋ k(x, ·)."""
         from sklearn.svm import SVC
 
         kernel = self.kernel_for(data.m)
         rows = stratified_sample(data.y, max(_SAMPLE_MIN, 5 * data.m), rng)
-        Xs = data.X[rows]
-        fit = SVC(kernel="precomputed", C=self.M * data.n / rows.size, max_iter=100_000)
+        Xs, ys = data.X[rows], data.y[rows]
+        fit = SVC(kernel="precomputed", C=self.M * data.n / rows.size, max_iter=_SAMPLE_MAX_ITER)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an unconverged sample fit only places C^0
-            fit.fit(kernel(Xs, Xs), data.y[rows])
-        sv = Xs[fit.support_]
-        score = kernel_times(
-            kernel, data.X, squared_norms(data.X), sv, squared_norms(sv), fit.dual_coef_[0]
-        )
-        return per_class_partition(data.y, score + fit.intercept_[0], rate, rng)
+            try:
+                fit = call_with_timeout(
+                    fit.fit,
+                    kernel(Xs, Xs),
+                    ys,
+                    timeout=budget(share=_SAMPLE_TIME_SHARE),
+                    what="the sample fit that places the initial clusters",
+                )
+                sv, coef, intercept = Xs[fit.support_], fit.dual_coef_[0], fit.intercept_[0]
+            except (TimeLimitReached, AidoptError):
+                coef = np.where(ys > 0, 1.0 / (ys > 0).sum(), -1.0 / (ys < 0).sum())
+                sv, intercept = Xs, 0.0
+        score = kernel_times(kernel, data.X, squared_norms(data.X), sv, squared_norms(sv), coef)
+        return per_class_partition(data.y, score + intercept, rate, rng)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> KernelSVMAggregate:
@@ -356,7 +377,17 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         kwargs = {"tol": 1e-3, **_checked_options(options, _LIBSVM_OPTIONS, "libsvm")}
         fit = SVC(kernel="precomputed", C=self.M, verbose=verbose, **kwargs)
         start = time.perf_counter()
-        fit.fit(agg.gram, agg.label, sample_weight=agg.weight)
+        try:  # libsvm has no time limit: under one it runs in a child process killed then
+            fit = call_with_timeout(
+                fit.fit,
+                agg.gram,
+                agg.label,
+                sample_weight=agg.weight,
+                timeout=budget(time_limit),
+                what="libsvm",
+            )
+        except TimeLimitReached as exc:
+            return None, _time_limit_result(exc, time.perf_counter() - start)
         seconds = time.perf_counter() - start
         alpha = np.zeros(agg.label.size)
         alpha[fit.support_] = np.abs(fit.dual_coef_[0])
@@ -370,6 +401,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             seconds=seconds,
             iterations=int(np.max(fit.n_iter_)),
             message="iteration limit" if stopped else "optimal",
+            refine=_tighter_tol(kwargs["tol"]),
         )
 
     def _solve_highs(self, agg, time_limit, verbose, options):
@@ -426,9 +458,109 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(self, data: SVMData, solution: KernelSVMSolution) -> Evaluation:
+        """E^t = ½‖w̄‖² + M Σ_i max{0, 1 − y_i f(x_i)}, with a bound on its rounding error."""
         violation = 1.0 - data.y * solution.decision_function(data.X)
-        objective = 0.5 * solution.norm_sq + self.M * float(np.maximum(violation, 0.0).sum())
-        return Evaluation(objective=objective, regime=(violation > 0).astype(np.int64))
+        hinge, hinge_error = accurate_sum(np.maximum(violation, 0.0))
+        kmax = self._kernel_max(data)
+        n_sv = solution.support_vectors.shape[0]
+        score_error = (
+            (n_sv + data.m + 3)
+            * EPS
+            * (float(np.abs(solution.dual_coef).sum()) * kmax + abs(solution.intercept) + 1.0)
+        )
+        error = self.M * (hinge_error + data.n * score_error) + self._quad_error(
+            solution, data, kmax
+        )
+        return Evaluation(
+            0.5 * solution.norm_sq + self.M * hinge,
+            (violation > 0).astype(np.int64),
+            None,
+            error,
+        )
+
+    def _kernel_max(self, data: SVMData) -> float:
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
+        kernel = self.kernel_for(data.m)
+        if kernel.kind == "rbf":
+            return 1.0
+        r2 = max_row_norm(data.X) ** 2
+        if kernel.kind == "linear":
+            return r2
+        top = max(abs(kernel.gamma * r2 + kernel.coef0), abs(kernel.coef0))
+        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+
+    @staticmethod
+    def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float) -> float:
+        """Rounding bound of ½‖w̄‖² (sums of up to n² kernel values, each |K| ≤ kmax)."""
+        mass = float(np.abs(solution.dual_coef).sum())
+        return 0.5 * (data.n + 4) * EPS * mass**2 * kmax
+
+    # ------------------------------------------------------------------ the certificate
+    def lower_bound(
+        self,
+        data: SVMData,
+        solution: KernelSVMSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality on (6) in feature space: Σα_i − ½‖Σ α_i y_i φ(x_i)‖² − b*Σα_i y_i ≤ E*
+        for 0 ≤ α ≤ M. α̂_i = ᾱ_k/|C_k| spread from the clusters gives Σα̂_i = Σ_k ᾱ_k,
+        Σα̂_i y_i = Σ_k ᾱ_k ȳ_k and ‖w‖² = (ᾱ∘ȳ)ᵀK̄(ᾱ∘ȳ) exactly; |b*| ≤ 1 + ‖w*‖ max√K(x,x),
+        ‖w*‖ ≤ √(2E). With ``dual`` (the support entries' α̂, ``aidopt verify``) the same on
+        the entries, the solution being that dual's own expansion."""
+        if dual is None:
+            labels = solution.cluster_labels
+            sizes = np.bincount(labels, minlength=solution.alpha.size)
+            cluster_label = np.zeros(solution.alpha.size)
+            cluster_label[labels] = data.y
+            if np.any(solution.alpha < 0) or np.any(
+                solution.alpha > self.M * sizes * (1 + 8 * EPS)
+            ):
+                return None
+            alpha = np.minimum(solution.alpha, self.M * sizes)  # rounding only
+            signed = alpha * cluster_label
+            source = "dual (6) at the aggregated dual (21) spread over the entries"
+            entries = np.minimum(cluster_duals(labels, alpha), self.M)
+        else:
+            entries = dual.expand(data.n, None)
+            if entries.size and (entries.min() < 0.0 or entries.max() > self.M):
+                raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
+            alpha, signed = entries, entries * data.y
+            source = "dual (6) at the given dual point"
+        total, total_error = accurate_sum(alpha)
+        rho, rho_error = accurate_sum(signed)
+        kmax = self._kernel_max(data)
+        dual_value = total - 0.5 * solution.norm_sq
+        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0) * kmax)
+        allowance = total_error + self._quad_error(solution, data, kmax)
+        allowance += (abs(rho) + rho_error) * b_bound
+        support = np.flatnonzero(entries)
+        point = DualPoint(None, support.astype(np.int64), entries[support])
+        return Bound(dual_value - allowance, source, point, dual_value, allowance)
+
+    def solution_from_dict(
+        self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> KernelSVMSolution:
+        """The classifier f = Σ_i α̂_i y_i K(x_i, ·) + b of the certificate's dual point."""
+        if dual is None:
+            raise DataError("A kernel SVM solution is its dual expansion: the certificate's dual.")
+        alpha = dual.expand(data.n, None)
+        support = np.flatnonzero(alpha)
+        sv, coef = data.X[support], (alpha * data.y)[support]
+        kernel = self.kernel_for(data.m)
+        norm_sq = float(
+            coef @ kernel_times(kernel, sv, squared_norms(sv), sv, squared_norms(sv), coef)
+        )
+        return KernelSVMSolution(
+            alpha=alpha,
+            cluster_labels=np.arange(data.n),
+            intercept=float(payload["b"]),
+            support_vectors=sv,
+            dual_coef=coef,
+            kernel=kernel,
+            norm_sq=norm_sq,
+        )
 
     def solution_to_dict(self, data: SVMData, solution: KernelSVMSolution) -> dict[str, Any]:
         return {

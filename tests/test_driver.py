@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from aidopt import AIDSolver, AIDStatus, Hook
+from aidopt.certificate import Bound, DualPoint
 from aidopt.contract import AggregatedModel, Evaluation
 from aidopt.exceptions import (
     ConvergenceWarning,
@@ -89,6 +90,18 @@ class MedianModel(AggregatedModel):
 
     def solution_to_dict(self, data, solution):
         return {"c": solution}
+
+    def lower_bound(self, data, solution, evaluation, upper, dual=None):
+        """Weak duality for min Σ|y_i − c|: any u ∈ [−1, 1]ⁿ with Σu = 0 gives Σ u_i y_i ≤ E*.
+        u = sign(r_i), the entries with r_i = 0 taking whatever balances Σu (if they can)."""
+        r = data.y - solution
+        u = np.sign(r)
+        ties = np.flatnonzero(r == 0)
+        if ties.size:
+            u[ties] = np.clip(-u.sum() / ties.size, -1.0, 1.0)
+        residual = abs(float(u.sum()))
+        value = float(u @ data.y) - residual * float(np.abs(data.y).max())  # |c*| ≤ max|y|
+        return Bound(value, "median dual", DualPoint.compress(u, evaluation.regime, (-1.0, 1.0)))
 
 
 @pytest.fixture

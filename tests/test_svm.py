@@ -162,8 +162,10 @@ def test_liblinear_iteration_limit_grows_on_heavy_clusters():
     capped = AIDSolver(SVMModel(), solver="liblinear", solver_options={"max_iter": 100_000})
     with pytest.warns(ConvergenceWarning, match="iteration_limit"):
         assert capped.solve(data).status is AIDStatus.SOLVER_LIMIT  # an explicit limit is kept
-    result = AIDSolver(SVMModel(), solver="liblinear").solve(data)
-    assert result.status is AIDStatus.OPTIMAL and result.iterations > 2
+    with pytest.warns(ConvergenceWarning, match="pure"):
+        result = AIDSolver(SVMModel(), solver="liblinear").solve(data)
+    # liblinear penalises b: pure clusters prove nothing about (7), so never "optimal"
+    assert result.status is AIDStatus.PURE and result.iterations > 2
     reference = AIDSolver(SVMModel(), solver="libsvm", tol=1e-6).solve(data).objective
     assert result.objective == pytest.approx(reference, rel=1e-3)
 

@@ -359,3 +359,53 @@ def test_bad_data() -> None:
     # 0/1 integers are accepted as a mask
     ints = usmo(X, labeled.astype(int), **kw)
     assert ints.dual_objective == usmo(X, labeled, **kw).dual_objective
+
+
+def _scaled_pu(scale: float, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """``aidopt generate pu --n 300 --m 3 --seed 0`` with every feature multiplied by scale."""
+    from aidopt.data.pu import make_pu
+
+    X, _, labeled, _ = make_pu(n, 3, seed=0)
+    return X * scale, labeled
+
+
+@pytest.mark.parametrize("scale", [1e5, 1e7])
+def test_badly_scaled_features_reach_the_rounding_floor(scale: float) -> None:
+    """Features ×1e5 give |f| ~ 1e11, whose rounding error (~1e-5) is far above tol = 1e-8:
+    USMO used to step on at that floor until max_iter (10⁷ steps); it now stops at
+    max(tol, rounding floor) with a certified-small duality gap."""
+    X, labeled = _scaled_pu(scale)
+    res = usmo(X, labeled, prior=0.4, lam=0.01, tol=1e-8, max_iter=200_000)
+    assert res.status == "optimal" and res.iterations < 5_000
+    assert 1e-8 < res.tolerance and res.kkt_violation <= res.tolerance
+    scale_f = np.abs(res.train_decision).max()
+    assert res.tolerance <= 1e-12 * scale_f  # still ~1e-14 relative to the f values
+    assert abs(res.duality_gap) <= 1e-12 * abs(res.primal_objective)
+
+
+def test_tolerance_is_tol_on_unit_scale_data() -> None:
+    X, labeled = _instance(13, n=200)
+    for kernel in (LINEAR, RBF):
+        res = usmo(X, labeled, prior=0.4, lam=0.01, kernel=kernel, tol=1e-10)
+        assert res.status == "optimal" and res.tolerance == 1e-10
+
+
+def test_no_progress_is_stalled_not_a_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the rounding floor switched off, tol = 1e-8 cannot be met on features ×1e5: the
+    progress check (G(σ) must drop over a window of steps) ends the loop as "stalled"."""
+    import aidopt.solvers.usmo as usmo_module
+
+    monkeypatch.setattr(usmo_module, "rounding_floor", lambda *args: 0.0)
+    monkeypatch.setattr(usmo_module, "_STALL_WINDOW", 2_000)
+    X, labeled = _scaled_pu(1e5)
+    with pytest.warns(ConvergenceWarning, match="stalled"):
+        res = usmo(X, labeled, prior=0.4, lam=0.01, tol=1e-8, max_iter=1_000_000)
+    assert res.status == "stalled" and res.iterations < 100_000
+    assert abs(math.fsum(res.sigma) - 0.4 / 0.02) <= 1e-12 * 20  # still a feasible σ
+
+
+def test_time_limit_parameter_is_validated() -> None:
+    X, labeled = _instance(14, n=20)
+    for bad in (-1.0, "1", True):
+        with pytest.raises(InvalidParameterError, match="The 'time_limit' parameter of usmo"):
+            usmo(X, labeled, prior=0.4, lam=0.1, time_limit=bad)

@@ -8,7 +8,10 @@ fit, not reading the data; the peak memory includes the data.
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
+import math
 import os
 import signal
 import subprocess
@@ -21,43 +24,91 @@ from typing import Any
 
 import pandas as pd
 
+from aidopt.exceptions import AidoptError, InvalidParameterError
+
 __all__ = [
+    "BenchOptionError",
     "parse_choice_list",
     "parse_float_list",
     "parse_int_list",
     "parse_sizes",
+    "require_package",
     "run_isolated",
     "write_outputs",
 ]
 
 
+class BenchOptionError(InvalidParameterError, argparse.ArgumentTypeError):
+    """A benchmark option that cannot be parsed. An aidopt error (the command line prints
+    ``aidopt: error: ...`` and exits 2) that argparse also reports with its message when a
+    parser below is an option's ``type``; a ValueError, as before."""
+
+
+def _count(text: str, what: str, *, low: int = 0) -> int:
+    """A whole number ≥ low, written as an integer or in scientific notation ('1e4')."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise BenchOptionError(f"bad {what} {text!r}: expected a whole number") from None
+    if not value.is_integer() or value < low:
+        raise BenchOptionError(f"bad {what} {text!r}: expected a whole number ≥ {low}")
+    return int(value)
+
+
 def parse_sizes(text: str) -> list[tuple[int, int]]:
-    """'100000x10,400000x100' → [(100000, 10), (400000, 100)]."""
+    """'100000x10,400000x100' → [(100000, 10), (400000, 100)] (n ≥ 2 rows, m ≥ 1 columns)."""
     sizes = []
     for item in text.split(","):
+        parts = item.strip().lower().split("x")
         try:
-            n, m = item.lower().split("x")
-            sizes.append((int(float(n)), int(m)))
-        except ValueError:
-            raise ValueError(f"bad size {item!r}: expected NxM, e.g. 100000x10") from None
+            if len(parts) != 2:
+                raise BenchOptionError("")
+            sizes.append((_count(parts[0], "n", low=2), _count(parts[1], "m", low=1)))
+        except BenchOptionError:
+            raise BenchOptionError(
+                f"bad size {item!r} in {text!r}: expected NxM with N ≥ 2 rows and M ≥ 1 "
+                "columns, e.g. 100000x10"
+            ) from None
     return sizes
 
 
 def parse_int_list(text: str) -> list[int]:
-    """'0-3,7,1e4' → [0, 1, 2, 3, 7, 10000]: integers and inclusive ranges a-b, blanks skipped."""
+    """'0-3,7,1e4' → [0, 1, 2, 3, 7, 10000]: integers ≥ 0 and inclusive ranges a-b, blanks
+    skipped."""
     out: list[int] = []
     for part in (p.strip() for p in text.split(",")):
-        if "-" in part:
-            lo, hi = part.split("-")
-            out.extend(range(int(lo), int(hi) + 1))
-        elif part:
-            out.append(int(float(part)))
+        try:
+            if "-" in part:
+                lo, hi = (_count(v.strip(), "bound") for v in part.split("-", 1))
+                if hi < lo:
+                    raise BenchOptionError("")
+                out.extend(range(lo, hi + 1))
+            elif part:
+                out.append(_count(part, "integer"))
+        except BenchOptionError:
+            raise BenchOptionError(
+                f"bad item {part!r} in {text!r}: expected whole numbers ≥ 0 or ranges a-b "
+                "(a ≤ b), e.g. 0-3,7,1e4"
+            ) from None
     return out
 
 
 def parse_float_list(text: str) -> list[float]:
-    """'1,0.1,1e-3' → [1.0, 0.1, 0.001], blanks skipped."""
-    return [float(p) for p in text.split(",") if p.strip()]
+    """'1,0.1,1e-3' → [1.0, 0.1, 0.001], blanks skipped (finite numbers only)."""
+    out: list[float] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
+            raise BenchOptionError(
+                f"bad number {part!r} in {text!r}: expected finite numbers, e.g. 1,0.1,1e-3"
+            )
+        out.append(value)
+    return out
 
 
 def parse_choice_list(text: str, known: Collection[str], what: str) -> list[str]:
@@ -68,6 +119,16 @@ def parse_choice_list(text: str, known: Collection[str], what: str) -> list[str]
     if unknown:
         raise SystemExit(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
     return chosen
+
+
+def require_package(module: str, what: str) -> None:
+    """Stop before any work when an optional package a benchmark needs is not installed: an
+    aidopt error naming it and the install hint (``pip install "aidopt[benchmarks]"``)."""
+    if importlib.util.find_spec(module) is None:
+        raise AidoptError(
+            f"{what} needs the optional package '{module}', which is not installed: "
+            'pip install "aidopt[benchmarks]"'
+        )
 
 
 def run_isolated(task: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:

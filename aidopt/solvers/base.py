@@ -46,6 +46,11 @@ class SolveResult:
     ``objective`` is the value of the returned point; ``bound`` a lower bound on the optimum that
     the solver proves (the dual objective / best bound; equal to ``objective`` within the solver's
     optimality tolerance at an optimal LP/QP solution), or None when it proves none.
+    ``accuracy`` is the relative optimality gap the solver states for its answer (None: not
+    stated); ``exact`` is False when the backend solved a different problem than the one asked
+    (liblinear penalises the bias), so that purity of the clusters proves nothing. ``refine``
+    holds solver options that would give a more accurate answer to the same problem (e.g. a
+    smaller tolerance), or None when the solver cannot do better.
     """
 
     status: SolveStatus
@@ -58,6 +63,9 @@ class SolveResult:
     iterations: int | None = None
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    accuracy: float | None = None
+    exact: bool = True
+    refine: dict[str, Any] | None = None
 
 
 class SolverAdapter:

@@ -8,14 +8,18 @@ limit raises :class:`~aidopt.exceptions.SolverLicenseError` naming the limit.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from aidopt.exceptions import SolverError, SolverLicenseError
+from aidopt.native import silenced_stdout
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.pyomo_compile import compile_model
+from aidopt.solvers.scaling import equilibrate
 
 __all__ = ["GurobiAdapter", "license_error"]
 
@@ -66,11 +70,33 @@ class GurobiAdapter(SolverAdapter):
         options: dict[str, Any] | None = None,
     ) -> SolveResult:
         self.check_available()
+        scaled = None if program.problem_class.has_integers else equilibrate(program)
+        target = program if scaled is None else scaled.program
+        result = self._solve(target, time_limit=time_limit, verbose=verbose, options=options)
+        return result if scaled is None else scaled.unscale_result(result)
+
+    def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
+        """The Pyomo model compiled to a matrix program; values and duals loaded back."""
+        self.check_available()
+        compiled = compile_model(model, check_convexity=False)  # Gurobi handles non-convex QP
+        result = self.solve_program(
+            compiled.program, time_limit=time_limit, verbose=verbose, options=options
+        )
+        if result.status is SolveStatus.OPTIMAL:
+            objective = compiled.load(model, result.x, result.row_duals, result.objective)
+            bound = None if result.bound is None else compiled.sense * result.bound
+            result = replace(result, objective=objective, bound=bound)
+        return result
+
+    def _solve(self, program, *, time_limit, verbose, options) -> SolveResult:
+        """Equilibrated continuous programs (Gurobi's tolerances are absolute too); integer
+        programs as they are (scaling would interact with the big-M and IntFeasTol)."""
         import gurobipy as gp
 
         env = gp.Env(empty=True)
         env.setParam("OutputFlag", int(bool(verbose)))
-        env.start()
+        with silenced_stdout(not verbose):  # the licence banner
+            env.start()
         try:
             model = gp.Model(env=env)
             self._load(model, program, gp)
@@ -92,13 +118,6 @@ class GurobiAdapter(SolverAdapter):
             return self._result(model, program, gp, seconds)
         finally:
             env.dispose()
-
-    def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
-        from aidopt.solvers.pyomo import PyomoAdapter
-
-        return PyomoAdapter(self.PYOMO_NAME).solve_pyomo(
-            model, time_limit=time_limit, verbose=verbose, options=options
-        )
 
     @staticmethod
     def _load(model, program: MatrixProgram, gp) -> None:
@@ -139,7 +158,7 @@ class GurobiAdapter(SolverAdapter):
         objective = float(model.ObjVal)
         bound = float(model.ObjBound) if model.IsMIP else objective
         row_duals = None
-        if not model.IsMIP and program.problem_class is ProblemClass.LP:
+        if not model.IsMIP:
             # Gurobi orders constraints as added: equalities, then ≥, then ≤ rows.
             pi = np.asarray(model.getAttr("Pi", model.getConstrs()), dtype=np.float64)
             lo, hi = program.row_lower, program.row_upper
@@ -149,6 +168,25 @@ class GurobiAdapter(SolverAdapter):
             order = np.concatenate([np.flatnonzero(eq), np.flatnonzero(ge), np.flatnonzero(le)])
             row_duals = np.zeros(program.n_rows)
             np.add.at(row_duals, order, pi)  # a ranged row was added as one ≥ and one ≤ row
+        refine = None
+        if model.IsMIP:
+            accuracy = float(model.Params.MIPGap)
+        else:
+            tolerances = {
+                "OptimalityTol": float(model.Params.OptimalityTol),
+                "FeasibilityTol": float(model.Params.FeasibilityTol),
+                "BarConvTol": float(model.Params.BarConvTol),
+            }
+            accuracy = max(tolerances["OptimalityTol"], tolerances["FeasibilityTol"])
+            if model.IsQP and int(model.Params.Method) in (-1, 2):
+                # barrier has no crossover for a QP: its interior answer can be 1e-8 off where
+                # the QP simplex (measured: an aggregated PU dual) lands on the optimal face
+                refine = {"Method": 1}
+            elif accuracy > 1e-9:  # Gurobi's floor for these tolerances
+                refine = {
+                    name: max(v / 100.0, 1e-9 if "Tol" in name else 0.0)
+                    for name, v in tolerances.items()
+                }
         return SolveResult(
             status=status,
             objective=objective,
@@ -158,4 +196,6 @@ class GurobiAdapter(SolverAdapter):
             seconds=seconds,
             iterations=iterations,
             message="optimal",
+            accuracy=accuracy,
+            refine=refine,
         )

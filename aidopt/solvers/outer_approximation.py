@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from aidopt.deadline import budget
 from aidopt.exceptions import SolverCapabilityError, SolverError
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
@@ -47,6 +48,18 @@ from aidopt.solvers.highs import HighsAdapter
 __all__ = ["HighsOuterApproximation", "OAOptions", "separable_factor", "solve_convex_qp"]
 
 _INITIAL_CUTS = 5  # tangent points per square in the first master (within finite bounds)
+# HiGHS's active-set QP solver can cycle on degenerate QPs (HiGHS 1.16 on S3VM local-search QPs:
+# > 10⁶ iterations at a constant objective, no end). Cap: measured on 378 S3VM QPs (local search
+# and OA assignments, SSL-book sets), a solved QP needs ≤ 44·(cols + rows) iterations (1.16; 1.15:
+# ≤ 6·(cols + rows)) and ≤ 2,100 in all.
+_QP_ITERATIONS_MIN = 10_000
+_QP_ITERATIONS_PER_SIZE = 100
+# After a stall, a solve error or a spurious "unbounded", the same QP with its objective scaled
+# by a power of two (exact: same minimiser) is tried again: HiGHS's active-set method behaves
+# erratically in that scale (measured on the 8 of 424 S3VM QPs that HiGHS 1.16 fails on: 4 are
+# solved at 2^-10 or 2^10).
+_QP_RETRY_SCALES = (2.0**-10, 2.0**10)
+_QP_RETRY = (SolveStatus.ERROR, SolveStatus.ITERATION_LIMIT, SolveStatus.UNBOUNDED)
 
 
 @dataclass(frozen=True)
@@ -107,12 +120,24 @@ def separable_factor(Q: sp.spmatrix, n: int) -> sp.csr_matrix:
     return sp.csr_matrix(full)
 
 
-def solve_convex_qp(program: MatrixProgram, time_limit: float | None = None) -> SolveResult:
+def solve_convex_qp(
+    program: MatrixProgram,
+    time_limit: float | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+) -> SolveResult:
     """A continuous convex QP on HiGHS with its fixed columns substituted out.
 
     HiGHS 1.15's QP solver reports some convex QPs with a fixed column as "non-convex" (and the
     adapter then raises); substituting fixed columns (col_lower = col_upper) into the rows and
     the objective avoids it. A failure is returned as status ``error``, never raised.
+
+    It never hangs: HiGHS gets the smaller of ``time_limit`` and the time left before the run's
+    deadline (:mod:`aidopt.deadline`), and a QP iteration cap (``qp_iteration_limit``, unless
+    ``options`` sets one) of max(10⁴, 100·(cols + rows)) — far above what a solved QP needs, so
+    reaching it means the active-set method cycles (status ``iteration_limit``). A stall, a solve
+    error or "unbounded" is retried with the objective scaled by 2^-10 and 2^10 (exact) within
+    the same time limit; the first status is returned when every attempt fails.
     """
     fixed = program.col_lower == program.col_upper
     free = np.flatnonzero(~fixed)
@@ -131,15 +156,61 @@ def solve_convex_qp(program: MatrixProgram, time_limit: float | None = None) -> 
         Q=sp.csc_matrix(q[free][:, free]),
         offset=program.offset + float(program.c @ value) + 0.5 * float(value @ qv),
     )
-    try:
-        result = HighsAdapter().solve_program(reduced, time_limit=time_limit)
-    except SolverError as exc:
-        return SolveResult(status=SolveStatus.ERROR, message=str(exc))
+    result = _solve_qp_with_retries(reduced, budget(time_limit), options)
     if result.x is None:
         return result
     x = value.copy()
     x[free] = result.x
     return replace(result, x=x, objective=program.objective_value(x))
+
+
+def _solve_qp_with_retries(
+    program: MatrixProgram, time_limit: float | None, options: dict[str, Any] | None
+) -> SolveResult:
+    """HiGHS on the QP with an iteration cap; on a stall, error or "unbounded" the objective is
+    scaled by each of ``_QP_RETRY_SCALES`` in turn (the answer is scaled back)."""
+    cap = max(_QP_ITERATIONS_MIN, _QP_ITERATIONS_PER_SIZE * (program.n_cols + program.n_rows))
+    highs_options = {"qp_iteration_limit": cap, **(options or {})}
+    end = None if time_limit is None else time.perf_counter() + time_limit
+    first: SolveResult | None = None
+    failures: list[str] = []
+    for scale in (1.0, *_QP_RETRY_SCALES):
+        left = None if end is None else max(0.0, end - time.perf_counter())
+        if first is not None and left == 0.0:
+            break
+        target = program
+        if scale != 1.0:
+            target = replace(program, c=scale * program.c, Q=scale * program.Q)
+        try:
+            result = HighsAdapter().solve_program(target, time_limit=left, options=highs_options)
+        except SolverError as exc:  # an adapter that raises on a HiGHS error
+            result = SolveResult(status=SolveStatus.ERROR, message=str(exc))
+        if result.status is SolveStatus.ITERATION_LIMIT:
+            result = replace(
+                result,
+                message=f"HiGHS QP stopped at its iteration cap "
+                f"{highs_options['qp_iteration_limit']} (the active-set method cycles on it)",
+            )
+        if result.status is SolveStatus.OPTIMAL:
+            if scale == 1.0:
+                return result
+            duals = None if result.row_duals is None else result.row_duals / scale
+            bound = None if result.bound is None else (result.bound - program.offset) / scale
+            return replace(
+                result,
+                objective=None,  # recomputed from x by the caller
+                bound=None if bound is None else bound + program.offset,
+                row_duals=duals,
+                message=f"optimal, objective scaled by {scale:g} (after {'; '.join(failures)})",
+            )
+        if result.status not in _QP_RETRY:  # solved elsewhere: optimal, infeasible, time limit
+            if failures:
+                result = replace(result, message=f"{result.message} (after {'; '.join(failures)})")
+            return result
+        first = first or result
+        failures.append(f"×{scale:g}: {result.status.value} ({result.message})")
+    assert first is not None
+    return replace(first, message="; ".join(failures))
 
 
 class HighsOuterApproximation(SolverAdapter):
@@ -178,6 +249,7 @@ class _OARun:
         self.hs = highspy
         self.program = program
         self.opts = opts
+        time_limit = budget(time_limit)  # the run's deadline holds too
         self.deadline = None if time_limit is None else time.perf_counter() + max(time_limit, 0)
         self.verbose = verbose
         self.n = program.n_cols

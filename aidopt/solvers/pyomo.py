@@ -21,22 +21,24 @@ _NO_MIQP = frozenset({ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP})
 _LINEAR = frozenset({ProblemClass.LP, ProblemClass.MILP})
 _CONTINUOUS = frozenset({ProblemClass.LP, ProblemClass.QP})
 
-# What the common Pyomo solvers handle, and how each names its time limit.
-_KNOWN: dict[str, tuple[frozenset[ProblemClass], str | None]] = {
-    "highs": (_NO_MIQP, "time_limit"),
-    "appsi_highs": (_LINEAR, "time_limit"),
-    "gurobi": (_ALL, "TimeLimit"),
-    "gurobi_direct": (_ALL, "TimeLimit"),
-    "gurobi_persistent": (_ALL, "TimeLimit"),
-    "gurobi_direct_v2": (_ALL, "TimeLimit"),
-    "cplex": (_ALL, "timelimit"),
-    "cplex_direct": (_ALL, "timelimit"),
-    "xpress_direct": (_ALL, "maxtime"),
-    "scip": (_ALL, "limits/time"),
-    "glpk": (_LINEAR, "tmlim"),
-    "cbc": (_LINEAR, "sec"),
-    "ipopt": (_CONTINUOUS, "max_cpu_time"),
+# What the common Pyomo solvers handle, how each names its time limit, and the accuracy their
+# default tolerances state (feasibility/optimality tolerance for LP/QP, relative gap for MIP).
+_KNOWN: dict[str, tuple[frozenset[ProblemClass], str | None, float, float]] = {
+    "highs": (_NO_MIQP, "time_limit", 1e-7, 1e-4),
+    "appsi_highs": (_LINEAR, "time_limit", 1e-7, 1e-4),
+    "gurobi": (_ALL, "TimeLimit", 1e-6, 1e-4),
+    "gurobi_direct": (_ALL, "TimeLimit", 1e-6, 1e-4),
+    "gurobi_persistent": (_ALL, "TimeLimit", 1e-6, 1e-4),
+    "gurobi_direct_v2": (_ALL, "TimeLimit", 1e-6, 1e-4),
+    "cplex": (_ALL, "timelimit", 1e-6, 1e-4),
+    "cplex_direct": (_ALL, "timelimit", 1e-6, 1e-4),
+    "xpress_direct": (_ALL, "maxtime", 1e-6, 1e-4),
+    "scip": (_ALL, "limits/time", 1e-6, 1e-4),
+    "glpk": (_LINEAR, "tmlim", 1e-7, 1e-4),
+    "cbc": (_LINEAR, "sec", 1e-7, 1e-4),
+    "ipopt": (_CONTINUOUS, "max_cpu_time", 1e-8, 1e-8),
 }
+_UNKNOWN = (_ALL, None, None, None)
 
 
 class PyomoAdapter(SolverAdapter):
@@ -53,23 +55,34 @@ class PyomoAdapter(SolverAdapter):
 
     @property
     def capabilities(self) -> frozenset[ProblemClass]:
-        return _KNOWN.get(self.pyomo_name, (_ALL, None))[0]
+        return _KNOWN.get(self.pyomo_name, _UNKNOWN)[0]
 
     def is_available(self) -> bool:
         if not super().is_available():
             return False
+        import logging
+
         import pyomo.environ as pyo
 
+        quiet = logging.getLogger("pyomo")
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)  # an unknown name makes Pyomo log a warning
         try:
             return bool(pyo.SolverFactory(self.pyomo_name).available(exception_flag=False))
         except Exception:  # an unknown name makes some Pyomo versions raise
             return False
+        finally:
+            quiet.setLevel(level)
 
     def check_available(self) -> None:
         if not self.is_available():
+            from aidopt.solvers import GENERIC_SOLVERS
+
             raise SolverUnavailableError(
-                f"Solver '{self.pyomo_name}' is not available to Pyomo: it is either not "
-                "installed or not a Pyomo solver name (see `pyomo help --solvers`)."
+                f"Solver '{self.pyomo_name}' is not available: it is not one of aidopt's "
+                f"solvers ({', '.join(GENERIC_SOLVERS)}, or a model-specific one listed by "
+                "`aidopt solvers`) and Pyomo cannot run it here (not installed, or not a Pyomo "
+                "solver name: see `pyomo help --solvers`)."
             )
 
     def solve_pyomo(
@@ -86,7 +99,7 @@ class PyomoAdapter(SolverAdapter):
 
         solver = pyo.SolverFactory(self.pyomo_name)
         opts = dict(options or {})
-        limit_name = _KNOWN.get(self.pyomo_name, (_ALL, None))[1]
+        _, limit_name, lp_accuracy, mip_accuracy = _KNOWN.get(self.pyomo_name, _UNKNOWN)
         if time_limit is not None and limit_name is not None:
             opts.setdefault(limit_name, max(float(time_limit), 0.0))
         start = time.perf_counter()
@@ -126,6 +139,7 @@ class PyomoAdapter(SolverAdapter):
             bound=bound,
             seconds=seconds,
             message=str(condition),
+            accuracy=mip_accuracy if _has_discrete(model) else lp_accuracy,
         )
 
 

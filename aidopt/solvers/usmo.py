@@ -49,6 +49,7 @@ import functools
 import itertools
 import logging
 import math
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,15 +63,25 @@ from threadpoolctl import ThreadpoolController
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel, squared_norms
 
-__all__ = ["USMOResult", "decision_function", "dual_bias", "optimality_conditions", "usmo"]
+__all__ = [
+    "USMOResult",
+    "decision_function",
+    "dual_bias",
+    "optimality_conditions",
+    "rounding_floor",
+    "usmo",
+]
 
 _log = logging.getLogger("aidopt.solvers.usmo")
 _LINEAR = Kernel("linear")
 
 _BLOCK_ENTRIES = 1 << 18  # kernel entries per block of a blocked product (2 MiB, cache-sized)
 _ETA_RTOL = 1e-12  # η ≤ _ETA_RTOL·(k_ii + k_jj) is treated as 0 (duplicate points)
+_EPS = float(np.finfo(np.float64).eps)
+_CLOCK_EVERY = 64  # steps between two looks at the clock (a step costs ≥ 1 µs)
+_STALL_WINDOW = 100_000  # steps (at least; 10·n for n unlabeled rows) between two progress checks
 
-Status = Literal["optimal", "iteration_limit", "stalled"]
+Status = Literal["optimal", "iteration_limit", "time_limit", "stalled"]
 
 
 @dataclass(frozen=True)
@@ -93,9 +104,12 @@ class USMOResult:
     norm_sq : αᵀKα, the squared RKHS norm ‖f − β‖² of the decision function.
     train_decision : (n_samples,) f(x_i) on the rows solved on (in the row order of X).
     iterations : number of two-variable steps.
-    status : "optimal" (KKT violation ≤ tol), "iteration_limit" or "stalled" (a pair step made
-        no progress in floating point).
+    status : "optimal" (KKT violation ≤ ``tolerance``), "iteration_limit", "time_limit" (the
+        current iterate, feasible) or "stalled" (no progress in floating point: a pair step
+        that moves nothing, or a window of steps that does not lower G).
     kkt_violation : max(0, max A − min B) at the returned σ, with F recomputed exactly.
+    tolerance : the KKT tolerance applied: max(tol, the rounding floor of F = Kα, see
+        :func:`rounding_floor`).
     """
 
     sigma: np.ndarray
@@ -117,6 +131,7 @@ class USMOResult:
     lam: float
     c1: float
     c2: float
+    tolerance: float = 0.0
 
     def decision_function(
         self, X_train: np.ndarray | sp.spmatrix | None, X_new: np.ndarray | sp.spmatrix
@@ -209,6 +224,7 @@ def usmo(
     max_iter: int | None = None,
     init: Literal["feasible"] | np.ndarray = "feasible",
     callback: Callable[[int, np.ndarray], None] | None = None,
+    time_limit: float | None = None,
 ) -> USMOResult:
     """Solve the PU problem (5)/(6) with USMO.
 
@@ -221,12 +237,19 @@ def usmo(
     lam : regularisation λ > 0 of (4).
     kernel : the kernel k, or "precomputed" (X is then K).
     weights : (m,) positive row weights (cluster sizes); default 1.
-    tol : stop when the maximal KKT violation max A − min B (on f values) is ≤ tol.
+    tol : stop when the maximal KKT violation max A − min B (on f values) is ≤ tol, or ≤ the
+        rounding floor of F when that is larger (:func:`rounding_floor`: f values of size |F|
+        carry an error of order ε|F|, so an absolute tol below it cannot be met on large or
+        badly scaled data; e.g. features ×1e5 give |f| ~ 1e11 and errors ~ 1e-4).
     max_iter : maximal number of two-variable steps; default max(10⁷, 100·n_unlabeled).
     init : "feasible" starts at σ_u = π C_u (Σσ = π c2 n = c1 p); an array is a warm start
         (feasible up to rounding; it is clipped to the box and its sum repaired).
     callback : called as callback(iteration, sigma) after every step (sigma read-only).
+    time_limit : wall-clock seconds for the SMO loop (None: no limit), checked every 64 steps;
+        when reached the status is "time_limit" and the current (feasible) iterate is returned,
+        its F recomputed exactly (one kernel pass, as at the start).
     """
+    start = time.perf_counter()
     prior = _check_real("prior", prior, 0.0, 1.0)
     lam = _check_real("lam", lam, 0.0, math.inf)
     tol = _check_real("tol", tol, 0.0, math.inf)
@@ -241,6 +264,13 @@ def usmo(
         raise InvalidParameterError(
             "The 'max_iter' parameter of usmo must be an int in the range [0, inf) or None. "
             f"Got {max_iter!r} instead."
+        )
+    if time_limit is not None and not (
+        isinstance(time_limit, Real) and not isinstance(time_limit, bool) and time_limit >= 0
+    ):
+        raise InvalidParameterError(
+            "The 'time_limit' parameter of usmo must be a float in the range [0, inf) or None. "
+            f"Got {time_limit!r} instead."
         )
     X, labeled, w = _validate_data(X, labeled, weights)
     pos, unl = np.flatnonzero(labeled), np.flatnonzero(~labeled)
@@ -258,14 +288,42 @@ def usmo(
     sigma = _initial_sigma(init, prior, pu.upper, prior / (2.0 * lam))
     if max_iter is None:
         max_iter = max(10_000_000, 100 * unl.size)
-    _log.debug("usmo: p=%g, n=%g, c1=%g, c2=%g, %s", p_w, n_w, c1, c2, kernel)
+    floor = rounding_floor(ops.diag, ops.pdiag, pu.alpha_p, prior / (2.0 * lam))
+    tolerance = max(tol, floor)
+    end = None if time_limit is None else start + float(time_limit)
+    _log.debug(
+        "usmo: p=%g, n=%g, c1=%g, c2=%g, %s, tolerance %.3g", p_w, n_w, c1, c2, kernel, tolerance
+    )
     # every BLAS call here is a thin product (2×d by d×n, or a few rows by d×n): threads only
     # add overhead, and on a loaded machine they made a 20k-row RBF solve 4× slower
     with _single_thread_blas():
         b = ops.up(pu.alpha_p)  # K_UP α_P, fixed
         F = b - ops.uu(sigma)
-        sigma, F, iterations, status = _smo_loop(pu, sigma, F, b, tol, max_iter, callback)
-        return _finish(pu, sigma, F, b, iterations, status)
+        sigma, F, iterations, status = _smo_loop(
+            pu, sigma, F, b, tolerance, max_iter, callback, end
+        )
+        return _finish(pu, sigma, F, b, iterations, status, tolerance)
+
+
+def rounding_floor(
+    diag_u: np.ndarray, diag_p: np.ndarray, alpha_p: np.ndarray, sigma_sum: float
+) -> float:
+    """An over-estimate of the floating-point error of a KKT violation F_j − F_i.
+
+    F_u = Σ_P α_p k(x_u, x_p) − Σ_U σ_v k(x_u, x_v) with α, σ ≥ 0 and |k(x, y)| ≤ √(k(x,x) k(y,y))
+    (k positive semi-definite), so every term of F_u is bounded by
+    S_u = √k_uu (Σ_P α_p √k_pp + Σσ · max_v √k_vv), and F_u carries a rounding error of order
+    ε·S_u, growing with the number of terms. Measured error of F_j − F_i: ≤ 2.6 ε max S_u at
+    10³ rows and ≤ 9 ε max S_u at 10⁶ rows (random feasible σ, longdouble reference), ≤ 0.3 ε
+    max S_u at an optimum. Returned: 2 ε √m max S_u for m rows (24× the worst measured error at
+    10³ rows, 230× at 10⁶). It scales with the data: features ×s multiply S by s² (×1e5, 300
+    rows: |f| ~ 3e11, exact F_j − F_i no better than ~1e-3, floor 0.05, i.e. 1.5e-13 of |f|),
+    and it is ~1e-13 on unit data, far below the default tol.
+    """
+    root_u = math.sqrt(max(float(diag_u.max(initial=0.0)), 0.0))
+    root_p = np.sqrt(np.maximum(diag_p, 0.0))
+    scale = root_u * (float(alpha_p @ root_p) + sigma_sum * root_u)
+    return 2.0 * _EPS * math.sqrt(diag_u.size + diag_p.size) * scale
 
 
 class _FeatureKernel:
@@ -278,6 +336,7 @@ class _FeatureKernel:
         self.Xu = Xu if sp.issparse(Xu) else np.asfortranarray(Xu)  # Xu.T C-contiguous
         self.sq = squared_norms(self.Xu) if kernel.kind == "rbf" else None
         self.diag = kernel.diag(self.Xu)
+        self.pdiag = kernel.diag(Xp)
 
     def rows(self, pair: np.ndarray) -> np.ndarray:
         """K_{pair,U}: two kernel rows from one 2×d by d×n product."""
@@ -309,6 +368,7 @@ class _GramKernel:
         self.Kup = np.ascontiguousarray(G[np.ix_(unl, pos)])
         self.Kpp = np.ascontiguousarray(G[np.ix_(pos, pos)])
         self.diag = np.diagonal(self.Kuu).copy()
+        self.pdiag = np.diagonal(self.Kpp).copy()
 
     def rows(self, pair: np.ndarray) -> np.ndarray:
         return self.Kuu[pair]
@@ -351,8 +411,17 @@ def _smo_loop(
     tol: float,
     max_iter: int,
     callback: Callable[[int, np.ndarray], None] | None,
+    end: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, Status]:
-    """Maximal-violating-pair SMO on (6); returns (σ, exact F, iterations, status)."""
+    """Maximal-violating-pair SMO on (6); returns (σ, exact F, iterations, status).
+
+    Every stop is decided on an exact F (recomputed from scratch when the cache (15) was
+    updated since). Besides the limits, a guard against a loop that cannot progress (a KKT
+    tolerance below what floating point resolves): every max(_STALL_WINDOW, 10 n) steps F is
+    recomputed and G(σ), which every step lowers in exact arithmetic, must have dropped since
+    the previous check, else the status is "stalled". (A test on the size of the drop would be
+    wrong: near the optimum a step with violation v lowers G by ~v²/η, far below ε|G|.)
+    """
     ops, upper = pu.ops, pu.upper
     n = upper.size
     half = 0.5 * upper
@@ -363,6 +432,8 @@ def _smo_loop(
     buf_a, buf_b = np.empty(n), np.empty(n)
     view = sigma.view()
     view.flags.writeable = False
+    window = max(_STALL_WINDOW, 10 * n)
+    next_check, last_dual = window, math.inf
     exact = True  # F was computed from scratch for the current σ
     it = 0
     while True:
@@ -370,9 +441,25 @@ def _smo_loop(
         np.add(F, b_off, out=buf_b)
         j, i = int(buf_a.argmax()), int(buf_b.argmin())
         violation = buf_a[j] - buf_b[i]
-        if violation <= tol or it >= max_iter:
+        stop: Status | None = None
+        if violation <= tol:
+            stop = "optimal"
+        elif it >= max_iter:
+            stop = "iteration_limit"
+        elif end is not None and it % _CLOCK_EVERY == 0 and time.perf_counter() >= end:
+            stop = "time_limit"
+        elif it >= next_check:
             if exact:
-                status: Status = "optimal" if violation <= tol else "iteration_limit"
+                dual = _dual_value(sigma, F, b, upper)
+                if dual >= last_dual:
+                    stop = "stalled"
+                else:
+                    next_check, last_dual = it + window, dual
+            else:
+                stop = "stalled"  # provisional: decided below on the exact F
+        if stop is not None:
+            if exact:
+                status: Status = stop
                 break
             F = b - ops.uu(sigma)  # drop rounding drift of (15)
             exact = True
@@ -403,13 +490,23 @@ def _smo_loop(
             callback(it, view)
     _log.debug("usmo: %s after %d iterations, KKT violation %.3e", status, it, violation)
     if status != "optimal":
+        hint = {
+            "iteration_limit": "increase max_iter or tol",
+            "time_limit": "increase time_limit or tol",
+            "stalled": "increase tol",
+        }[status]
         warnings.warn(
             f"usmo stopped ({status}) after {it} iterations with KKT violation "
-            f"{violation:.3e} > tol={tol:g}; increase max_iter or tol.",
+            f"{violation:.3e} > tol={tol:g}; {hint}.",
             ConvergenceWarning,
             stacklevel=3,
         )
     return sigma, F, it, status
+
+
+def _dual_value(sigma: np.ndarray, F: np.ndarray, b: np.ndarray, upper: np.ndarray) -> float:
+    """G(σ) of (6) from F = b − K_UUσ."""
+    return -0.5 * float(sigma @ (F + b)) - math.fsum(np.minimum(sigma, upper - sigma))
 
 
 def _pair_step(
@@ -470,13 +567,19 @@ def _pair_step(
 
 
 def _finish(
-    pu: _PU, sigma: np.ndarray, F: np.ndarray, b: np.ndarray, iterations: int, status: Status
+    pu: _PU,
+    sigma: np.ndarray,
+    F: np.ndarray,
+    b: np.ndarray,
+    iterations: int,
+    status: Status,
+    tolerance: float,
 ) -> USMOResult:
     """Bias (16), objectives of (5) and (6), the duality gap and the result object."""
     kernel, upper, alpha_p = pu.kernel, pu.upper, pu.alpha_p
     bias, violation = dual_bias(sigma, F, upper)
     h = np.minimum(sigma, upper - sigma)
-    dual = -0.5 * float(sigma @ (F + b)) - math.fsum(h)
+    dual = _dual_value(sigma, F, b, upper)
     Kpp_alpha = pu.ops.pp(alpha_p)
     F_p = Kpp_alpha - pu.ops.pu(sigma)
     f_u = F + bias
@@ -511,6 +614,7 @@ def _finish(
         lam=pu.lam,
         c1=pu.c1,
         c2=pu.c2,
+        tolerance=tolerance,
     )
 
 

@@ -1,0 +1,321 @@
+"""Optimality certificates computed from the original data, independently of any solver.
+
+A certificate is a pair of bounds on the optimum E* of the ORIGINAL problem:
+
+* upper: E(x̂), the objective of the returned solution evaluated on every entry;
+* lower: L = D(u) − (allowances), the dual objective at a point u that is feasible for the dual
+  of the original problem (weak duality: D(u) ≤ E*), built by the model from its solution —
+  e.g. the aggregated dual ᾱ_k spread over the entries of cluster k, which is dual feasible for
+  the original problem (Park & Klabjan, §3.2) — and evaluated on the full data.
+
+Two things can make a computed D(u) exceed E*: equality constraints of the dual that u meets
+only up to a residual ρ (Σ α_i y_i = 0, Xᵀu = 0, ...), and rounding. Both are charged:
+
+* a residual ρ of the constraint that belongs to a free primal variable v (b, β) costs |v*|·|ρ|
+  in weak duality, so the model subtracts B·‖ρ‖ with B a bound on |v*| proven from the data
+  (e.g. |b*| ≤ 1 + ‖w*‖ max‖x_i‖, ‖w*‖ ≤ √(2E));
+* every sum of n terms is accumulated in chunks of :data:`CHUNK` (numpy/BLAS inside a chunk,
+  extended precision across chunks), so its rounding error is at most γ·Σ|terms| with
+  γ = (CHUNK + 2)·ε (ε the float64 unit roundoff), whatever n is; that amount is subtracted too.
+
+Gap = (E_best − L)/|E_best| (absolute when E_best = 0). The driver calls a run ``optimal`` only
+when every cluster is pure AND this gap is within max(tol, the inner solver's stated accuracy).
+A certificate carries its dual point in a compact, JSON-ready form (:class:`DualPoint`: a value
+per regime plus the entries that differ), so ``aidopt verify`` can recompute both bounds from
+the data alone.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "CHUNK",
+    "GAMMA",
+    "Bound",
+    "Certificate",
+    "DualPoint",
+    "abs_column_sums",
+    "accurate_sum",
+    "accurate_tdot",
+    "max_row_norm",
+    "relative_gap",
+    "repair_equalities",
+    "safe_min_eigenvalue",
+]
+
+CHUNK = 256  #: rows per chunk of an accurate sum
+EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
+GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding bound of a chunked sum
+
+
+def accurate_sum(values: ArrayLike) -> tuple[float, float]:
+    """(Σ v_i, a bound on its rounding error): chunks of CHUNK summed in float64, chunk sums
+    added exactly by ``math.fsum``; error ≤ γ Σ|v_i| + ε|Σ|."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        return 0.0, 0.0
+    chunks = np.add.reduceat(v, np.arange(0, v.size, CHUNK))
+    total = math.fsum(chunks.tolist())
+    return total, GAMMA * float(np.abs(v).sum()) * (1 + 2 * EPS) + EPS * abs(total)
+
+
+def accurate_tdot(
+    A: NDArray[np.float64] | sp.spmatrix,
+    v: NDArray[np.float64],
+    abs_bound: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(Aᵀv, a bound on its rounding error per column) for A (n × p).
+
+    Row chunks of CHUNK are multiplied in float64 (BLAS) and accumulated in extended
+    precision; the error of column j is at most γ (|A|ᵀ|v|)_j. ``abs_bound`` may give an upper
+    bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to save a pass over A.
+    """
+    n, p = A.shape
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        acc = np.zeros(p, dtype=np.longdouble)
+        for start in range(0, n, CHUNK):
+            acc += np.asarray(A[start : start + CHUNK].T @ v[start : start + CHUNK]).ravel()
+        absolute = np.asarray(abs(A).T @ np.abs(v)).ravel() if abs_bound is None else abs_bound
+        return acc.astype(np.float64), GAMMA * absolute * (1 + 4 * EPS)
+    acc = np.zeros(p, dtype=np.longdouble)
+    for start in range(0, n, CHUNK):
+        acc += A[start : start + CHUNK].T @ v[start : start + CHUNK]
+    absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
+    return acc.astype(np.float64), GAMMA * absolute * (1 + 4 * EPS)
+
+
+_ABS_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
+    """Σ_i |a_ij| per column (cached per array object; used to bound |A|ᵀ|v| by max|v|·this)."""
+    try:
+        cached = _ABS_SUMS.get(A)
+    except TypeError:  # not weak-referenceable
+        cached = None
+    if cached is not None and cached[0] == A.shape:
+        return cached[1]
+    if sp.issparse(A):
+        sums = np.asarray(abs(A).sum(axis=0), dtype=np.float64).ravel()
+    else:
+        sums = np.zeros(A.shape[1])
+        for start in range(0, A.shape[0], 65536):
+            sums += np.abs(A[start : start + 65536]).sum(axis=0)
+    sums *= 1 + A.shape[0] * EPS * 2  # an upper bound despite the rounding of the sums
+    try:
+        _ABS_SUMS[A] = (A.shape, sums)
+    except TypeError:
+        pass
+    return sums
+
+
+def relative_gap(upper: float | None, lower: float | None) -> float | None:
+    """(E_best − L)/|E_best| (absolute when E_best = 0); reported as computed, unclipped."""
+    if lower is None or upper is None:
+        return None
+    scale = abs(upper) if upper != 0 else 1.0
+    return (upper - lower) / scale
+
+
+@dataclass(frozen=True, eq=False)
+class DualPoint:
+    """A per-entry dual point, stored as a value per regime plus the entries that differ.
+
+    u_i = ``by_regime[regime_i]`` (regime of entry i at the solution), except u_i = ``values[j]``
+    for i = ``index[j]``. ``by_regime`` None means 0 for every entry (a sparse point, e.g. the
+    support-vector coefficients of a kernel SVM). At a certified optimum almost every entry
+    sits at the value its regime forces (complementary slackness), so ``index`` is short.
+    ``extra`` holds model-specific scalars of the point (JSON-ready).
+    """
+
+    by_regime: tuple[float, ...] | None
+    index: NDArray[np.int64]
+    values: NDArray[np.float64]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def compress(
+        cls,
+        u: NDArray[np.float64],
+        regime: NDArray[np.int64] | None,
+        by_regime: tuple[float, ...] | None,
+        extra: dict[str, Any] | None = None,
+    ) -> DualPoint:
+        """The compact form of a full vector u (entries equal to their default are dropped)."""
+        default = cls._defaults(len(u), regime, by_regime)
+        index = np.flatnonzero(u != default).astype(np.int64)
+        return cls(by_regime, index, u[index].astype(np.float64), dict(extra or {}))
+
+    def expand(self, n: int, regime: NDArray[np.int64] | None) -> NDArray[np.float64]:
+        """The full vector u (n,) for the regimes of the entries."""
+        u = self._defaults(n, regime, self.by_regime).astype(np.float64, copy=True)
+        if self.index.size and (self.index.min() < 0 or self.index.max() >= n):
+            raise ValueError(f"dual point index out of range for {n} entries")
+        u[self.index] = self.values
+        return u
+
+    @staticmethod
+    def _defaults(n, regime, by_regime) -> NDArray[np.float64]:
+        if by_regime is None:
+            return np.zeros(n)
+        if regime is None:
+            raise ValueError("a dual point with regime defaults needs the regimes")
+        table = np.asarray(by_regime, dtype=np.float64)
+        if regime.size and regime.max() >= table.size:
+            raise ValueError(f"regime {int(regime.max())} has no default dual value")
+        return table[regime]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by_regime": None if self.by_regime is None else [float(v) for v in self.by_regime],
+            "index": [int(i) for i in self.index],
+            "values": [float(v) for v in self.values],
+            "extra": self.extra,
+        }
+
+    @classmethod
+    def from_dict(cls, payload: dict[str, Any]) -> DualPoint:
+        by_regime = payload.get("by_regime")
+        index = np.asarray(payload.get("index", []), dtype=np.int64)
+        values = np.asarray(payload.get("values", []), dtype=np.float64)
+        if index.shape != values.shape or index.ndim != 1:
+            raise ValueError("dual point: 'index' and 'values' must be lists of equal length")
+        return cls(
+            None if by_regime is None else tuple(float(v) for v in by_regime),
+            index,
+            values,
+            dict(payload.get("extra") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A lower bound L ≤ E* on the original optimum, with what proves it.
+
+    ``value`` already has every allowance subtracted (constraint residuals, rounding);
+    ``dual_value`` is D(u) before them. ``source`` says in words what proves it; ``dual`` the
+    point, for re-checking (None when the bound rests on a solver, e.g. a MIQP relaxation).
+    """
+
+    value: float
+    source: str
+    dual: DualPoint | None = None
+    dual_value: float | None = None
+    allowance: float = 0.0
+    solver_attested: bool = False
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Bounds on the original optimum at the end of a run: L ≤ E* ≤ E(x̂) = ``upper_bound``.
+
+    ``certified`` is the driver's verdict: every cluster pure and ``gap`` ≤ ``target_gap`` =
+    max(tol, the inner solver's stated accuracy).
+    """
+
+    upper_bound: float | None
+    lower_bound: float | None
+    gap: float | None
+    source: str
+    certified: bool
+    tolerance: float
+    dual: DualPoint | None = None
+    solver_attested: bool = False
+    target_gap: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        def number(v):
+            return None if v is None or not math.isfinite(v) else float(v)
+
+        return {
+            "certified": self.certified,
+            "lower_bound": number(self.lower_bound),
+            "upper_bound": number(self.upper_bound),
+            "gap": number(self.gap),
+            "tolerance": self.tolerance,
+            "target_gap": number(self.target_gap),
+            "source": self.source,
+            "solver_attested": self.solver_attested,
+            "dual": None if self.dual is None else self.dual.to_dict(),
+        }
+
+
+def repair_equalities(
+    A: NDArray[np.float64],
+    target: NDArray[np.float64],
+    s: NDArray[np.float64],
+    lower: NDArray[np.float64] | float,
+    upper: NDArray[np.float64] | float,
+    rounds: int = 3,
+    free: NDArray[np.bool_] | None = None,
+) -> NDArray[np.float64]:
+    """A point of the box [lower, upper] with A s ≈ target, moving only the free coordinates.
+
+    s (a solver's answer, or a point rebuilt from complementary slackness) is clipped to the box;
+    then, for a few rounds, the free coordinates (``free``, default: those strictly inside the
+    box) that are not at a bound take the least-norm change δ_F with A_F δ_F = target − A s
+    (least squares), clipped again. What remains of the residual is charged in the bound by the
+    caller; this only makes it small.
+    """
+    lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), s.shape)
+    hi = np.broadcast_to(np.asarray(upper, dtype=np.float64), s.shape)
+    s = np.clip(np.asarray(s, dtype=np.float64), lo, hi)
+    width = hi - lo
+    for _ in range(rounds):
+        residual = target - A @ s
+        scale = float(np.abs(A).sum(axis=1).max(initial=0.0)) * float(np.abs(s).max(initial=1.0))
+        if not np.any(np.abs(residual) > 1e-15 * max(scale, 1e-300)):
+            break
+        movable = (s > lo + 1e-12 * width) & (s < hi - 1e-12 * width)
+        if free is not None:
+            movable &= free
+        if not movable.any():
+            break
+        delta = np.linalg.lstsq(A[:, movable], residual, rcond=None)[0]
+        s[movable] = np.clip(s[movable] + delta, lo[movable], hi[movable])
+    return s
+
+
+_ROW_NORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
+    """max_i ‖x_i‖₂ (cached per array object), rounded up."""
+    try:
+        cached = _ROW_NORMS.get(X)
+    except TypeError:
+        cached = None
+    if cached is not None and cached[0] == X.shape:
+        return cached[1]
+    if sp.issparse(X):
+        sq = np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1)).ravel()
+        value = float(np.sqrt(sq.max(initial=0.0)))
+    else:
+        value = 0.0
+        for start in range(0, X.shape[0], 65536):
+            block = X[start : start + 65536]
+            value = max(value, float(np.sqrt(np.einsum("ij,ij->i", block, block).max(initial=0))))
+    value *= 1 + X.shape[1] * EPS * 4
+    try:
+        _ROW_NORMS[X] = (X.shape, value)
+    except TypeError:
+        pass
+    return value
+
+
+def safe_min_eigenvalue(G: NDArray[np.float64], terms: int) -> float:
+    """A lower bound on λ_min of a symmetric PSD matrix G that was summed from ``terms`` terms:
+    the computed λ_min less the effect of the rounding of G (‖ΔG‖₂ ≤ γ_terms · p · max G_jj)."""
+    p = G.shape[0]
+    lam = float(np.linalg.eigvalsh(0.5 * (G + G.T))[0])
+    slack = (terms + p + 2) * EPS * p * float(np.abs(np.diag(G)).max(initial=0.0))
+    return lam - slack
