@@ -1,15 +1,17 @@
-"""The ``aidopt`` command line: solve, generate, bench, verify, demo, solvers.
+"""The ``aidopt`` command line: solve, generate, bench, verify, models, solvers, demo.
 
-    aidopt solve MODEL --data FILE.csv --target COLUMN [options] [--json]
+    aidopt solve MODEL --data FILE.csv [--target COLUMN] [options] [--json]
     aidopt generate MODEL ... --seed S --out FILE.csv
     aidopt bench MODEL [options]
     aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--json]
-    aidopt demo
+    aidopt models [--markdown]
     aidopt solvers
+    aidopt demo
 
-Models, generators and benchmarks are looked up in the tables below; each module provides the
-argparse hooks (``add_cli_arguments``/``model_from_cli``, ``add_generate_arguments``/
-``generate_from_arguments``, ``add_arguments``/``run``).
+Everything is generated from the registry (:mod:`aidopt.registry`): every model's options are
+its declared :class:`~aidopt.options.Option` tuple, its generator and benchmark its declared
+ones; a method that is not AID (CutS3VM) adds its own arguments (``add_arguments``) and solves
+by itself (``solve_from_cli``), with the same conventions.
 
 Streams: standard output carries aidopt's results and nothing else (with ``--json`` exactly one
 JSON object on one line). While a command runs, file descriptor 1 is pointed at standard error,
@@ -26,7 +28,6 @@ import contextlib
 import importlib
 import json
 import logging
-import math
 import os
 import sys
 import warnings
@@ -36,24 +37,13 @@ from typing import Any, NoReturn, TextIO
 
 from aidopt import __version__
 from aidopt.data.io import check_output_path, read_table
-from aidopt.driver import AIDSolver
+from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
-from aidopt.models import MODEL_MODULES
+from aidopt.jsonable import json_line
 from aidopt.native import flush_c_stdio
+from aidopt.options import add_to_parser, from_args, parse_seed
+from aidopt.registry import methods, models
 from aidopt.result import AIDResult
-
-GENERATOR_MODULES: dict[str, str] = {
-    "lad": "aidopt.data.lad",
-    "pu": "aidopt.data.pu",
-    "svm": "aidopt.data.svm",
-}
-BENCH_MODULES: dict[str, str] = {
-    "lad": "aidopt.bench.lad",
-    "pu": "aidopt.bench.pu",
-    "cuts3vm": "aidopt.bench.cuts3vm",
-    "s3vm": "aidopt.bench.s3vm",
-    "svm": "aidopt.bench.svm",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,37 +54,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"aidopt: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 
-def _seed(text: str) -> int:
-    """A random seed: a whole number ≥ 0 (numpy's generators take no negative seed)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected an integer ≥ 0")
-    return value
-
-
-def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
+def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
     p.add_argument("--data", required=True, help="CSV file with a header line")
-    p.add_argument("--target", required=True, help="name of the target column")
-    p.add_argument(
-        "--solver",
-        default=None,
-        help="highs, gurobi, a Pyomo solver name, or a model-specific solver "
-        "(default: the model's, e.g. fn for lad, usmo for pu, highs otherwise)",
-    )
-    p.add_argument("--tol", type=float, default=1e-4, help="relative gap tolerance (1e-4)")
-    p.add_argument("--max-iter", type=int, default=None, help="iteration limit")
-    p.add_argument("--time-limit", type=float, default=None, help="wall-clock limit (s)")
-    p.add_argument("--rate", type=float, default=None, help="initial aggregation rate r^0")
-    p.add_argument("--seed", type=_seed, default=0, help="seed of the initial clustering (≥ 0)")
-    p.add_argument(
-        "--interface",
-        choices=("auto", "matrix", "pyomo"),
-        default="auto",
-        help="direct matrix path or the Pyomo model (auto: matrix when available)",
-    )
+    if target == "none":
+        p.add_argument("--target", default=None, help="a label column to leave out (none)")
+    else:
+        p.add_argument("--target", required=True, help="name of the target column")
+    add_to_parser(p, RUN_OPTIONS)
     p.add_argument(
         "--full",
         action="store_true",
@@ -109,11 +75,15 @@ def _common_solve_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _data_arguments(p: argparse.ArgumentParser) -> None:
-    """Options of a ``solve`` command whose module solves by itself (``solve_from_cli``)."""
+    """Options of a ``solve`` command whose method solves by itself (``solve_from_cli``)."""
     p.add_argument("--data", required=True, help="CSV file with a header line")
     p.add_argument("--target", required=True, help="name of the target column")
     p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     p.add_argument("--quiet", action="store_true", help="no iteration log")
+
+
+def _summary(cls: Any) -> str:
+    return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,30 +96,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="solve a model on a CSV file")
     solve_models = solve.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for name, module in MODEL_MODULES.items():
-        mod = importlib.import_module(module)
-        p = solve_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
-        if hasattr(mod, "solve_from_cli"):  # a method outside AID: only its own options
-            _data_arguments(p)
-        else:
-            _common_solve_arguments(p)
-        mod.add_cli_arguments(p)
+    registered = {name: entry.load() for name, entry in models().items()}
+    for name, cls in registered.items():
+        p = solve_models.add_parser(name, help=_summary(cls))
+        _common_solve_arguments(p, getattr(cls.data_type, "target", "required"))
+        add_to_parser(p, (*cls.options, *cls.cli_extras))
+    for name, entry in methods().items():
+        cls = entry.load()
+        p = solve_models.add_parser(name, help=_summary(cls) + " (not AID)")
+        _data_arguments(p)
+        cls.add_arguments(p)
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
     gen_models = generate.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for name, module in GENERATOR_MODULES.items():
-        mod = importlib.import_module(module)
-        p = gen_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
-        mod.add_generate_arguments(p)
-        p.add_argument("--seed", type=_seed, default=0, help="random seed (≥ 0)")
+    for name, cls in registered.items():
+        if cls.generator is None:
+            continue
+        p = gen_models.add_parser(name, help=cls.generator.help or _summary(cls))
+        add_to_parser(p, cls.generator.options)
+        p.add_argument("--seed", type=parse_seed, default=0, help="random seed (≥ 0)")
         p.add_argument("--out", type=Path, required=True, help="output CSV file")
 
     bench = commands.add_parser("bench", help="benchmark AID against the baselines")
-    bench_models = bench.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for name, module in BENCH_MODULES.items():
-        mod = importlib.import_module(module)
-        p = bench_models.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
-        mod.add_arguments(p)
+    from aidopt.bench import harness
+
+    bench_models = bench.add_subparsers(
+        dest="model", required=True, metavar="MODEL", parser_class=harness.parser_class(_Parser)
+    )
+    for name, help_text in _bench_entries(registered).items():
+        harness.add_arguments(bench_models.add_parser(name, help=help_text), name, registered)
+
+    listing = commands.add_parser("models", help="list the models and methods, with options")
+    listing.add_argument(
+        "--markdown", action="store_true", help="every model's options as Markdown tables"
+    )
 
     verify = commands.add_parser(
         "verify", help="re-check a saved --json result against its data (exit 1: rejected)"
@@ -285,36 +265,6 @@ def _error(message: object) -> int:
     return 2
 
 
-def _plain_json(value: Any) -> Any:
-    """numpy scalars and arrays as Python values (for json.dumps)."""
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _finite(value: Any) -> Any:
-    """The same structure with NaN/±inf replaced by None (strict JSON has no such numbers)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _json_line(payload: dict[str, Any]) -> str:
-    """One strict-JSON object on one line."""
-    try:
-        return json.dumps(payload, allow_nan=False, default=_plain_json)
-    except ValueError:  # a NaN or inf somewhere
-        return json.dumps(_finite(payload), allow_nan=False, default=_plain_json)
-
-
 # ---------------------------------------------------------------------- output
 def _number(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
@@ -367,41 +317,47 @@ def _plain_text(out: dict) -> str:
 
 # ---------------------------------------------------------------------- commands
 def _solve(args: argparse.Namespace, out: _Results) -> int:
-    mod = importlib.import_module(MODEL_MODULES[args.model])
-    if hasattr(mod, "solve_from_cli"):  # not an AID model (e.g. CutS3VM): it solves by itself
-        payload = mod.solve_from_cli(args, read_table(args.data))
-        out.write(_json_line(payload) if args.json else _plain_text(payload))
+    if args.model in methods():  # not an AID model (e.g. CutS3VM): it solves by itself
+        from aidopt.registry import method
+
+        payload = method(args.model).solve_from_cli(args, read_table(args.data))
+        out.write(json_line(payload) if args.json else _plain_text(payload))
         return 0
     if args.plot is not None:  # a plot that cannot be written fails now, not after the solve
         from aidopt.plots import check_plot_path
 
         check_plot_path(args.plot)
-    model = mod.model_from_cli(args)
+    from aidopt.registry import model as registered_model
+
+    model = registered_model(args.model).from_cli(args)
     data = model.data_from_frame(read_table(args.data), args.target)
-    solver = AIDSolver(
-        model,
-        solver=args.solver,
-        tol=args.tol,
-        max_iter=args.max_iter,
-        time_limit=args.time_limit,
-        rate=args.rate,
-        random_state=args.seed,
-        interface=args.interface,
-        verbose=2 if args.solver_log else 0,
-    )
+    solver = AIDSolver(model, **from_args(RUN_OPTIONS, args), verbose=2 if args.solver_log else 0)
     result = solver.solve_full(data) if args.full else solver.solve(data)
     if args.plot is not None:
         from aidopt.plots import plot_history
 
         plot_history(result, args.plot)
-    out.write(_json_line(result.to_dict()) if args.json else _result_text(result))
+    out.write(json_line(result.to_dict()) if args.json else _result_text(result))
     return 0
+
+
+def _bench_entries(registered: dict[str, Any]) -> dict[str, str]:
+    """bench name → help: every model with a bench spec (its own ``bench`` or the ``SPEC`` of
+    ``aidopt/bench/<model>.py``) runs on the generic harness; a benchmark module without a spec
+    is a benchmark of its own (the SSL-book tables)."""
+    from aidopt.bench import harness
+
+    summary = {name: f": {_summary(cls)}" for name, cls in registered.items()}
+    summary.update({name: f": {_summary(e.load())}" for name, e in methods().items()})
+    return {name: f"benchmark {name}{summary.get(name, '')}" for name in harness.names(registered)}
 
 
 def _generate(args: argparse.Namespace) -> int:
     check_output_path(args.out, "--out")  # before generating
-    mod = importlib.import_module(GENERATOR_MODULES[args.model])
-    frame = mod.generate_from_arguments(args)
+    from aidopt.registry import model
+
+    generator = model(args.model).generator
+    frame = generator.make(seed=args.seed, **from_args(generator.options, args))
     frame.to_csv(args.out, index=False)
     print(f"wrote {args.out} ({frame.shape[0]} rows, {frame.shape[1]} columns)", file=sys.stderr)
     return 0
@@ -432,7 +388,7 @@ def _verify(args: argparse.Namespace, out: _Results) -> int:
         raise AidoptError("aidopt verify is not available in this installation.") from None
     payload = _read_result(args.result)
     report = verify.verify_result(payload, read_table(args.data), args.target)
-    out.write(_json_line(report.to_dict()) if args.json else report.to_text())
+    out.write(json_line(report.to_dict()) if args.json else report.to_text())
     return 0 if report.accepted else 1
 
 
@@ -456,20 +412,60 @@ def _demo(out: _Results) -> int:
 
 
 def _solvers(out: _Results) -> int:
-    from aidopt.solvers import GENERIC_SOLVERS
+    """Every registered solver (availability, what it handles), then every model's solvers."""
+    from aidopt.registry import get_solver, model, solver_names, solvers_for
 
     lines = []
-    for name, cls in GENERIC_SOLVERS.items():
-        adapter = cls()
+    for name in solver_names():
+        adapter = get_solver(name)
         state = "available" if adapter.is_available() else f"missing ({adapter.INSTALL_HINT})"
-        caps = ", ".join(sorted(p.value for p in adapter.capabilities))
-        lines.append(f"{name:<8} {state:<12} handles {caps}")
-    for name, module in MODEL_MODULES.items():
-        cls = importlib.import_module(module).MODEL_CLASS
-        also = f"also {', '.join(cls.special_solvers)}; " if cls.special_solvers else ""
-        lines.append(f"model {name}: {also}default {cls.default_solver}")
+        handles = [p.value for p in sorted(adapter.capabilities)]
+        handles += [kind.title for kind in adapter.STRUCTURES]
+        lines.append(f"{name:<10} {state:<10} {', '.join(handles):<28} {adapter.DESCRIPTION}")
+    lines.append("")
+    for name in models():
+        cls = model(name)
+        usable = ", ".join(solvers_for(cls, available_only=False))
+        lines.append(f"model {name}: solvers {usable}; default {cls.default_solver}")
+    for name, entry in methods().items():
+        cls = entry.load()
+        usable = ", ".join(getattr(cls, "solvers", ()))
+        default = getattr(cls, "default_solver", None)
+        lines.append(f"method {name} (not AID): solvers {usable}; default {default}")
     lines.append("any other name is passed to Pyomo's SolverFactory (e.g. glpk, cbc, cplex_direct)")
     out.write("\n".join(lines))
+    return 0
+
+
+def _models(args: argparse.Namespace, out: _Results) -> int:
+    """The registered models and methods; with --markdown every model's options as tables."""
+    from aidopt.options import markdown_table
+
+    blocks = []
+    if args.markdown:
+        from aidopt.driver import RUN_OPTIONS
+
+        blocks.append(
+            "# Options\n\nGenerated by `aidopt models --markdown`: the Python API, the estimators "
+            "and the command line take these names.\n\n## Every run (`AIDSolver`, "
+            f"`aidopt solve MODEL`)\n\n{markdown_table(RUN_OPTIONS)}\n\n## Models\n"
+        )
+    for name, entry in models().items():
+        cls = entry.load()
+        if not args.markdown:
+            blocks.append(f"{name:<10} {_summary(cls)}")
+            continue
+        blocks.append(f"### `{name}` — {_summary(cls)}\n\n{markdown_table(cls.options)}\n")
+        if cls.cli_extras:
+            blocks.append(f"Command line only:\n\n{markdown_table(cls.cli_extras)}\n")
+    if args.markdown and methods():
+        blocks.append("## Methods that are not AID (`aidopt solve METHOD --help`)\n")
+    for name, entry in methods().items():
+        if args.markdown:
+            blocks.append(f"- `{name}` — {_summary(entry.load())}")
+        else:
+            blocks.append(f"{name:<10} {_summary(entry.load())} (a method, not AID)")
+    out.write("\n".join(blocks))
     return 0
 
 
@@ -479,8 +475,12 @@ def _dispatch(args: argparse.Namespace, out: _Results) -> int:
     if args.command == "generate":
         return _generate(args)
     if args.command == "bench":
-        with out.as_stdout():  # the bench modules print their tables
-            return importlib.import_module(BENCH_MODULES[args.model]).run(args)
+        from aidopt.bench import harness
+
+        with out.as_stdout():  # the harness and the parts print their tables
+            return harness.run(args)
+    if args.command == "models":
+        return _models(args, out)
     if args.command == "verify":
         return _verify(args, out)
     if args.command == "demo":

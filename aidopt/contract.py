@@ -1,11 +1,14 @@
-"""The model contract: what a researcher writes, in one file, to get a new aggregated model.
+"""The model contract: a model is a formulation, written in one file of ``models/``.
 
 A model of the form (1) of Park & Klabjan, min Σ_i f_i(x_i) + f(y), whose per-entry loss is
 piecewise linear in a linear score, plugs into the generic AID driver by subclassing
-:class:`AggregatedModel` and filling in its parts (the paper's four components, §2):
+:class:`AggregatedModel` and declaring what the paper declares (§2) — and nothing about any
+solver:
 
 ================================  ===========================================================
-``initial_partition``             initial clusters C^0 (and the default rate r^0)
+``options``                       its parameters, declared once (:class:`aidopt.options.Option`)
+``data_type``                     the data it takes (:mod:`aidopt.data.containers`)
+``initial_partition``             initial clusters C^0 (and ``default_rate``, r^0)
 ``aggregate``                     aggregated data: centroids and weights |C_k|
 ``build``                         the aggregated problem, declared algebraically in Pyomo
 ``extract``                       the solution read back from the solved Pyomo model
@@ -13,21 +16,29 @@ piecewise linear in a linear score, plugs into the generic AID driver by subclas
 ``lower_bound``                   a bound L ≤ E* proven on the original data (the certificate)
 ================================  ===========================================================
 
+and, optionally, the same problem as a matrix program (``matrix_program`` /
+``solution_from_program``), the problem structures it can be written as (``structures``,
+``to_structure`` / ``from_structure``: weighted quantile regression, weighted SVM, ...), a
+generator of synthetic instances and a benchmark spec. Solvers exploit structures and know no
+model; the driver matches the user's solver name to what the model offers.
+
 Purity of a cluster = all its entries share one regime (the linear piece of the loss); the
 driver splits impure clusters by regime. "Every cluster pure" is the paper's optimality
 condition, but the driver certifies optimality only with a lower bound that the model proves on
 the ORIGINAL data (weak duality at a dual point built from the solution, see
 :mod:`aidopt.certificate`), never with a solver's own objective or bound.
-Optional parts: a direct matrix form of the same program (``matrix_program`` /
-``solution_from_program``), and model-specific solvers (``special_solvers``/``solve_special``).
 
-A model never imports a solver, never logs and never mutates its inputs. See
-``docs/writing-a-model.md`` for the worked example (LAD).
+A model never imports a solver, never logs and never mutates its inputs. The constructor is
+generated from ``options`` (arguments stored as given, checked by :meth:`check_params`), as are
+the command-line flags, the estimators' parameters and the options tables of the docs. See
+``docs/writing-a-model.md`` and ``models/ocsvm.py``.
 """
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -36,11 +47,21 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.certificate import Bound, DualPoint
+from aidopt.jsonable import plain
+from aidopt.options import Option, from_args, validate
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
 
-__all__ = ["AggregatedModel", "Bound", "Dataset", "DualPoint", "Evaluation", "Previous"]
+__all__ = [
+    "AggregatedModel",
+    "Bound",
+    "Dataset",
+    "DualPoint",
+    "Evaluation",
+    "Previous",
+    "SubSolve",
+]
 
 
 class Dataset(Protocol):
@@ -85,30 +106,103 @@ class Previous(Generic[AggT, SolT]):
     result: SolveResult
 
 
+class SubSolve(Protocol):
+    """What a multi-program solve procedure gets from the driver: the user's solver, as a
+    function of a matrix program (``gap``: the relative MIP gap to reach), and a convex-QP
+    solver (the user's when it solves QPs, else HiGHS)."""
+
+    def __call__(self, program: MatrixProgram, *, gap: float | None = None) -> SolveResult: ...
+
+    def qp(self, program: MatrixProgram) -> SolveResult: ...
+
+    def remaining(self) -> float | None: ...
+
+
+def _generated_init(options: tuple[Option, ...]) -> Callable[..., None]:
+    """__init__(self, <options in declared order>) that stores each argument as given."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [
+        inspect.Parameter(
+            o.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=inspect.Parameter.empty if o.required else o.default,
+        )
+        for o in options
+    ]
+    signature = inspect.Signature(params)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
+
+
 class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     """Base class of every model; subclasses live in ``models/`` (``aidopt.models``)."""
 
-    #: short name used by the CLI and in results (``"lad"``)
+    #: short name used by the CLI, the registry and in results (``"lad"``)
     name: ClassVar[str]
     #: the class of the aggregated problem (what a generic solver must handle)
     problem_class: ClassVar[ProblemClass]
     #: True when the aggregated optimum F^t is a valid lower bound on the original optimum E*
     #: (convex models, Jensen); the certificate itself comes from :meth:`lower_bound`
     gives_lower_bound: ClassVar[bool]
-    #: model-specific solvers this model can use besides the generic ones
-    special_solvers: ClassVar[tuple[str, ...]] = ()
+    #: the declared parameters (the constructor, the CLI and the estimators come from them)
+    options: ClassVar[tuple[Option, ...]] = ()
+    #: command-line options that choose a variant (:meth:`from_options`), not parameters
+    cli_extras: ClassVar[tuple[Option, ...]] = ()
+    #: the data container (``from_frame(frame, target)``, ``target`` "required"/"none")
+    data_type: ClassVar[Any] = None
+    #: problem structures the aggregated problem can be written as (solvers exploit them)
+    structures: ClassVar[tuple[type, ...]] = ()
     #: the solver used when none is named (measured the fastest exact one for this model)
     default_solver: ClassVar[str] = "highs"
     #: the paper the model comes from
     citation: ClassVar[str] = ""
+    #: ``aidopt generate MODEL`` (an :class:`aidopt.data.generate.Generator`), or None
+    generator: ClassVar[Any] = None
+    #: ``aidopt bench MODEL`` (an :class:`aidopt.bench.spec.BenchSpec`), or None
+    bench: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__ and "options" in cls.__dict__:
+            cls.__init__ = _generated_init(cls.options)  # type: ignore[method-assign]
 
     # -------------------------------------------------------------- parameters and data
-    def check_params(self) -> None:
-        """Validate the constructor's parameters; raise InvalidParameterError."""
+    @classmethod
+    def from_options(cls, **values: Any) -> AggregatedModel:
+        """The model for these option values (a model may hand over to a variant, e.g. the
+        kernel SVM for ``kernel != "linear"``)."""
+        return cls(**values)
 
-    @abstractmethod
+    @classmethod
+    def from_cli(cls, args: Any) -> AggregatedModel:
+        """The model from a parsed ``aidopt solve`` command line (its declared options)."""
+        return cls.from_options(**from_args((*cls.options, *cls.cli_extras), args))
+
+    def check_params(self) -> None:
+        """Validate every declared option (InvalidParameterError in scikit-learn's words)."""
+        validate(self.options, {o.name: getattr(self, o.name) for o in self.options}, self._owner)
+
+    @property
+    def _owner(self) -> str:
+        return type(self).__name__
+
+    def summary(self) -> dict[str, Any]:
+        """The model's parameters, for logs and results (JSON-ready)."""
+        return {o.name: plain(getattr(self, o.name)) for o in self.options}
+
     def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> DataT:
-        """Validated model data from a table (used by the CLI for CSV files)."""
+        """Validated model data from a table (the CLI's CSV files)."""
+        return self.data_type.from_frame(frame, target)
+
+    def check_data(self, data: DataT) -> None:
+        """Model-specific checks of the data (e.g. enough rows for the coefficients)."""
 
     # -------------------------------------------------------------- the four components
     @abstractmethod
@@ -135,47 +229,6 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     def evaluate(self, data: DataT, solution: SolT) -> Evaluation:
         """E^t and the regime of every original entry at the solution (one data pass)."""
 
-    # -------------------------------------------------------------- optional parts
-    def matrix_program(self, agg: AggT, previous: Previous | None = None) -> MatrixProgram | None:
-        """The aggregated problem in matrix form (fast path), or None when not provided.
-
-        ``previous`` allows a warm start (e.g. a simplex basis mapped to the split clusters).
-        """
-        return None
-
-    def solution_from_program(self, result: SolveResult, agg: AggT) -> SolT:
-        """The solution from a solved :meth:`matrix_program`."""
-        raise NotImplementedError(f"{type(self).__name__} has no matrix form")
-
-    def program_bound(self, result: SolveResult, agg: AggT) -> float | None:
-        """The lower bound on F^t that a solved :meth:`matrix_program` proves.
-
-        The default is the solver's own bound, right when the matrix program *is* the aggregated
-        problem; a model whose matrix form is a reformulation (e.g. the LP dual) says here how
-        its result bounds F^t.
-        """
-        return result.bound
-
-    def check_data(self, data: DataT) -> None:
-        """Model-specific checks of the data (e.g. enough rows for the coefficients)."""
-
-    def solve_special(
-        self,
-        solver: str,
-        agg: AggT,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
-    ) -> tuple[SolT | None, SolveResult]:
-        """Solve the aggregated problem with one of :attr:`special_solvers`."""
-        raise NotImplementedError(f"{type(self).__name__} has no special solver {solver!r}")
-
-    def solution_to_dict(self, data: DataT, solution: SolT) -> dict[str, Any]:
-        """JSON-ready description of a solution (coefficients by column name, ...)."""
-        return {}
-
     # -------------------------------------------------------------- the certificate
     def lower_bound(
         self,
@@ -196,6 +249,10 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """
         return None
 
+    def solution_to_dict(self, data: DataT, solution: SolT) -> dict[str, Any]:
+        """JSON-ready description of a solution (coefficients by column name, ...)."""
+        return {}
+
     def solution_from_dict(
         self, data: DataT, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> SolT:
@@ -203,6 +260,38 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         is its dual expansion, the certificate's dual point): used by ``aidopt verify``."""
         raise NotImplementedError(f"{type(self).__name__} cannot rebuild a solution from JSON")
 
-    def summary(self) -> dict[str, Any]:
-        """The model's parameters, for logs and results."""
-        return {}
+    # -------------------------------------------------------------- optional: other forms
+    def matrix_program(self, agg: AggT, previous: Previous | None = None) -> MatrixProgram | None:
+        """The aggregated problem in matrix form (or its exact dual), or None.
+
+        ``previous`` allows a warm start (e.g. a basis mapped to the split clusters, in the
+        solver-neutral codes of :mod:`aidopt.program`).
+        """
+        return None
+
+    def solution_from_program(self, result: SolveResult, agg: AggT) -> SolT:
+        """The solution from a solved :meth:`matrix_program`."""
+        raise NotImplementedError(f"{type(self).__name__} has no matrix form")
+
+    def program_bound(self, result: SolveResult, agg: AggT) -> float | None:
+        """What a solved :meth:`matrix_program` proves about F^t (the solver's bound by
+        default; a model whose matrix form is the dual says here how it bounds F^t). For the
+        history only: the certificate is :meth:`lower_bound`."""
+        return result.bound
+
+    def to_structure(self, kind: type, agg: AggT, previous: Previous | None) -> Any:
+        """The aggregated problem as an instance of ``kind`` (one of :attr:`structures`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be written as {kind.__name__}")
+
+    def from_structure(self, kind: type, answer: Any, agg: AggT) -> SolT:
+        """The solution from a structure solver's answer."""
+        raise NotImplementedError(f"{type(self).__name__} cannot read a {kind.__name__} answer")
+
+    def solve_procedure(
+        self, agg: AggT, solve: SubSolve, previous: Previous | None
+    ) -> tuple[SolT | None, SolveResult] | None:
+        """For a model whose aggregated solve is several programs (S3VM: a local search of
+        convex QPs for its big-M, the MIQP, the relaxation that certifies it): solve them with
+        ``solve`` (the user's solver, as a function) and return (solution, result). The default,
+        None, lets the driver solve the one aggregated problem."""
+        return None

@@ -24,7 +24,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,22 +36,80 @@ from aidopt.deadline import TimeLimitReached, deadline, remaining
 from aidopt.exceptions import (
     ConvergenceWarning,
     InfeasibleSettingError,
-    SolverCapabilityError,
     SolverError,
     SolverLicenseError,
     TimeLimitError,
 )
 from aidopt.log import format_record, iteration_header, logger, verbosity
+from aidopt.options import Option, parse_seed, validate
 from aidopt.partition import Partition
-from aidopt.program import ProblemClass
+from aidopt.registry import get_solver
 from aidopt.result import AIDResult, AIDStatus, IterationRecord
-from aidopt.solvers import get_solver
+from aidopt.routes import Route, resolve_route
 from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.validation import check_choice, check_int, check_real
+from aidopt.validation import check_int
 
-__all__ = ["AIDSolver", "Hook", "solve"]
+__all__ = ["RUN_OPTIONS", "AIDSolver", "Hook", "solve"]
 
 _INTERFACES = ("auto", "matrix", "pyomo")
+
+
+#: the options of a run, declared once: AIDSolver's parameters, the command line's common flags
+#: and the estimators' parameters are generated from them
+RUN_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "solver",
+        None,
+        "highs, gurobi, highs-oa, fn, libsvm, liblinear, usmo or a Pyomo solver name "
+        "(default: the model's)",
+        kind=str,
+        allow_none=True,
+    ),
+    Option("tol", 1e-4, "relative gap tolerance", low=0.0, closed="left"),
+    Option("max_iter", None, "iteration limit", kind=int, low=1, allow_none=True),
+    Option("time_limit", None, "wall-clock limit (s)", low=0.0, allow_none=True),
+    Option(
+        "rate",
+        None,
+        "initial aggregation rate r^0",
+        low=0.0,
+        high=1.0,
+        closed="right",
+        allow_none=True,
+    ),
+    Option(
+        "random_state",
+        0,
+        "seed of the initial clustering (≥ 0)",
+        kind=int,
+        low=0,
+        allow_none=True,
+        flag="--seed",
+        parse=parse_seed,
+    ),
+    Option(
+        "interface",
+        "auto",
+        "the matrix form or the Pyomo model (auto: matrix when there is one)",
+        kind=str,
+        choices=_INTERFACES,
+    ),
+    Option(
+        "solver_options",
+        None,
+        "options passed to the solver",
+        kind=dict,
+        allow_none=True,
+        cli=False,
+    ),
+    Option(
+        "verbose",
+        False,
+        "0 quiet, 1 the iteration log, 2 also the solver's",
+        kind=(bool, int),
+        cli=False,
+    ),
+)
 _MAX_REFINEMENTS = 3  # re-solves of one aggregated problem asking the solver for more accuracy
 _MAX_ACCURACY = 1e-6  # the coarsest solver accuracy that can certify a gap above tol
 _UNCERTIFIED = (
@@ -157,9 +215,11 @@ class AIDSolver:
     Parameters
     ----------
     model : the model (e.g. ``aidopt.models.lad.LADModel()``).
-    solver : 'highs' (embedded), 'gurobi', any Pyomo solver name, or one of the model's special
-        solvers (``model.special_solvers``); None (default) uses ``model.default_solver``
-        ('highs' unless the model measured a faster exact one, e.g. 'fn' for LAD).
+    solver : a registered solver name (``aidopt solvers``): 'highs' (embedded), 'gurobi' or any
+        Pyomo name solve the declared problem; a structure solver ('fn', 'libsvm', 'liblinear',
+        'usmo') one of the model's ``structures``; 'highs-oa' a convex MIQP (:mod:`aidopt.routes`).
+        None (default) uses ``model.default_solver`` ('highs' unless the model measured a faster
+        exact one, e.g. 'fn' for LAD).
     tol : stop when the proven relative gap (E_best − L)/|E_best| ≤ tol; ``optimal`` needs every
         cluster pure and the gap ≤ max(tol, the inner solver's stated accuracy).
     max_iter, time_limit : limits on iterations and wall-clock seconds (None = no limit); the
@@ -222,7 +282,7 @@ class AIDSolver:
         if self.solver is not None:
             return self.solver
         default = self.model.default_solver
-        if self.interface != "auto" and default in self.model.special_solvers:
+        if self.interface != "auto" and get_solver(default).STRUCTURES:
             return "highs"
         return default
 
@@ -331,7 +391,7 @@ class AIDSolver:
             )
             if not needs_accuracy:
                 break
-            options = {**options, **result.refine}
+            options = {**options, **(result.refine or {})}
             run.notes.append(f"re-solved iteration {run.iteration} with {result.refine}")
         return _Step(
             solution, result, evaluation, n_impure, next_partition, solve_seconds, pass_seconds
@@ -340,7 +400,8 @@ class AIDSolver:
     # ------------------------------------------------------------------ bounds
     def _update_incumbent(self, run: _Run, solution: Any, evaluation: Evaluation) -> None:
         error = float(evaluation.objective_error)
-        if run.best is None or evaluation.objective + error < run.upper:
+        upper = run.upper
+        if upper is None or evaluation.objective + error < upper:
             run.best = _Incumbent(evaluation.objective, error, solution, evaluation, run.iteration)
             run.improved = True
         else:
@@ -348,11 +409,12 @@ class AIDSolver:
 
     def _update_bound(self, run: _Run, solution: Any, evaluation: Evaluation) -> None:
         """L = max(L, the model's proven bound); a bound above E_best is a numerical failure."""
-        bound = self.model.lower_bound(run.data, solution, evaluation, run.upper)
+        upper = run.upper
+        assert upper is not None, "the incumbent is updated before the bound"
+        bound = self.model.lower_bound(run.data, solution, evaluation, upper)
         run.iteration_bound = bound
         if bound is None:
             return
-        upper = run.upper
         if bound.value > upper + 1e-12 * max(1.0, abs(upper)):
             run.notes.append(
                 f"iteration {run.iteration}: the proven bound {bound.value:.12g} exceeds the "
@@ -452,14 +514,15 @@ class AIDSolver:
 
     # ------------------------------------------------------------------ records and result
     def _record(self, run: _Run, step: _Step) -> None:
-        bound = run.iteration_bound
+        bound, best = run.iteration_bound, run.best
+        assert best is not None, "an iteration is recorded after the incumbent is set"
         record = IterationRecord(
             iteration=run.iteration,
             clusters=run.partition.n_clusters,
             rate=run.partition.rate,
             lower_bound=run.proven_lower,
             upper_bound=step.evaluation.objective,
-            best_upper_bound=run.best.objective,
+            best_upper_bound=best.objective,
             gap=run.proven_gap,
             impure_clusters=step.n_impure,
             solve_seconds=step.solve_seconds,
@@ -491,8 +554,8 @@ class AIDSolver:
     def _result(self, run: _Run) -> AIDResult:
         if run.notes:
             run.message += " [" + "; ".join(run.notes) + "]"
-        best = run.best
-        records = run.records
+        best, status, records = run.best, run.status, run.records
+        assert best is not None and status is not None, "a result needs a solution and a status"
         params = {
             **self.model.summary(),
             "tol": self.tol,
@@ -504,7 +567,7 @@ class AIDSolver:
         return AIDResult(
             model=self.model.name,
             solver=self.solver_name,
-            status=run.status,
+            status=status,
             message=run.message,
             objective=best.objective,
             lower_bound=run.proven_lower,
@@ -526,78 +589,18 @@ class AIDSolver:
 
     # ------------------------------------------------------------------ parameters, solver
     def _check_params(self) -> None:
-        owner = "AIDSolver"
-        check_real(self.tol, "tol", owner, low=0.0, closed="left")
-        check_int(self.max_iter, "max_iter", owner, low=1, allow_none=True)
-        check_real(self.time_limit, "time_limit", owner, low=0.0, allow_none=True)
-        check_real(self.rate, "rate", owner, low=0.0, high=1.0, closed="right", allow_none=True)
-        check_choice(self.interface, "interface", owner, _INTERFACES)
-        check_int(int(self.verbose), "verbose", owner, low=0, high=2)
-        if self.random_state is not None:
-            check_int(self.random_state, "random_state", owner, low=0, allow_none=True)
+        validate(RUN_OPTIONS, {o.name: getattr(self, o.name) for o in RUN_OPTIONS}, "AIDSolver")
+        check_int(int(self.verbose), "verbose", "AIDSolver", low=0, high=2)
 
-    def _resolve_solver(self) -> Callable[..., tuple[Any, SolveResult]]:
-        """A function (agg, previous, time_limit, extra options) → (solution, SolveResult),
-        checked up front (availability, capability, interface) before anything is solved."""
-        model, base_options = self.model, dict(self.solver_options or {})
-        verbose = int(self.verbose) >= 2
-        name = self.solver_name
-        generic_by_pyomo = self.interface == "pyomo" and name.lower() in ("highs", "gurobi")
-        if name in model.special_solvers and not generic_by_pyomo:
-            if self.interface == "pyomo":
-                raise SolverCapabilityError(
-                    f"Solver '{name}' is a {model.name}-specific solver with no Pyomo interface; "
-                    "use --interface auto, or a Pyomo solver (highs, gurobi, ...) with pyomo."
-                )
-
-            def special(agg, previous, time_limit, options):
-                return model.solve_special(
-                    name,
-                    agg,
-                    time_limit=time_limit,
-                    verbose=verbose,
-                    options={**base_options, **options},
-                    previous=previous,
-                )
-
-            return special
-
-        _check_not_foreign(name, model)
-        adapter = get_solver(name)
-        adapter.check_available()
-        usable = ["gurobi"] if model.problem_class is ProblemClass.MIQP else ["highs", "gurobi"]
-        alternatives = ", ".join(dict.fromkeys([*model.special_solvers, *usable]))
-        adapter.check_capability(model.problem_class, alternatives)
-        use_matrix = self.interface != "pyomo" and adapter.SUPPORTS_MATRIX
-        if self.interface == "matrix" and not adapter.SUPPORTS_MATRIX:
-            raise SolverCapabilityError(
-                f"Solver '{adapter.name}' has no matrix interface; use --interface pyomo."
-            )
-
-        def generic(agg, previous, time_limit, options):
-            opts = {**base_options, **options}
-            program = model.matrix_program(agg, previous) if use_matrix else None
-            if program is None:
-                if self.interface == "matrix":
-                    raise SolverCapabilityError(
-                        f"Model '{model.name}' has no matrix form; use --interface pyomo."
-                    )
-                pyomo_model = model.build(agg)
-                result = adapter.solve_pyomo(
-                    pyomo_model, time_limit=time_limit, verbose=verbose, options=opts
-                )
-                if result.status is not SolveStatus.OPTIMAL:
-                    return None, result
-                return model.extract(pyomo_model, agg), result
-            result = adapter.solve_program(
-                program, time_limit=time_limit, verbose=verbose, options=opts
-            )
-            if result.status is not SolveStatus.OPTIMAL:
-                return None, result
-            solution = model.solution_from_program(result, agg)
-            return solution, replace(result, bound=model.program_bound(result, agg))
-
-        return generic
+    def _resolve_solver(self) -> Route:
+        """The route to the named solver, checked before anything is solved."""
+        return resolve_route(
+            self.model,
+            self.solver_name,
+            self.interface,
+            dict(self.solver_options or {}),
+            int(self.verbose) >= 2,
+        )
 
     # ------------------------------------------------------------------ log
     def _log_intro(self, data, partition: Partition, rate: float, full: bool) -> None:
@@ -629,23 +632,6 @@ class AIDSolver:
             f"{result.objective:.10g}",
             "-" if result.lower_bound is None else f"{result.lower_bound:.10g}",
             "-" if result.gap is None else f"{result.gap:.3g}",
-        )
-
-
-def _check_not_foreign(name: str, model: AggregatedModel) -> None:
-    """A model-specific solver of another model is named as such, not sent to Pyomo."""
-    from aidopt.models import special_solver_owners
-    from aidopt.solvers import GENERIC_SOLVERS
-
-    if name.lower() in GENERIC_SOLVERS:
-        return
-    owners = special_solver_owners().get(name)
-    if owners and model.name not in owners:
-        usable = ", ".join(dict.fromkeys([*model.special_solvers, "highs", "gurobi"]))
-        raise SolverCapabilityError(
-            f"Solver '{name}' is specific to the {' and '.join(sorted(owners))} model"
-            f"{'s' if len(owners) > 1 else ''}; it cannot solve {model.name}. "
-            f"Solvers for {model.name}: {usable}, or any Pyomo solver name."
         )
 
 

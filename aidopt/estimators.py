@@ -1,85 +1,137 @@
-"""scikit-learn facades: AID models as estimators (``fit``/``predict``, ``get_params``, clone).
+"""scikit-learn facades, generated from the models' declared options.
 
-``__init__`` only stores its arguments; everything is validated and computed in ``fit``; fitted
-attributes end with an underscore (``coef_``, ``result_``, ``history_``, ``n_iter_``).
+An estimator's parameters are its model's declared :class:`~aidopt.options.Option` tuple plus
+the run's (:data:`aidopt.driver.RUN_OPTIONS`: solver, tol, max_iter, time_limit, rate,
+random_state, interface, solver_options, verbose) — no third copy of any option. ``__init__``
+only stores its keyword arguments (scikit-learn's convention: ``get_params``/``clone`` work);
+``fit`` validates and solves; fitted attributes end with an underscore (``result_``,
+``certificate_``, ``history_``, ``n_iter_``, ``status_``, ``n_features_in_``).
+
+Every registered model has one (:func:`estimator_for`, built from the registry: a model added as
+one file or through the ``aidopt.models`` entry points gets it with no edit here); the LAD model
+also has the hand-finished :class:`AIDLADRegressor` (``coef_``, ``predict``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from aidopt.driver import AIDSolver
-from aidopt.models.lad import LADData, LADModel
+from aidopt.data.containers import RegressionData
+from aidopt.driver import RUN_OPTIONS, AIDSolver
+from aidopt.models.lad import LADModel
+from aidopt.options import Option
+from aidopt.result import AIDResult
 from aidopt.validation import check_predict_input
 
-__all__ = ["AIDLADRegressor"]
+__all__ = ["AIDEstimator", "AIDLADRegressor", "estimator_for", "estimator_parameters"]
 
 
-class _AIDParams:
-    """The driver options shared by every facade."""
+def estimator_parameters(model_options: tuple[Option, ...]) -> tuple[Option, ...]:
+    """The parameters of an estimator: the model's options, then the run's."""
+    return (*model_options, *RUN_OPTIONS)
 
-    def _solver(self, model) -> AIDSolver:
-        return AIDSolver(
-            model,
-            solver=self.solver,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            time_limit=self.time_limit,
-            rate=self.rate,
-            random_state=self.random_state,
-            solver_options=self.solver_options,
-            verbose=self.verbose,
-        )
 
-    def _store(self, result) -> None:
+class AIDEstimator(BaseEstimator):
+    """Base of the generated estimators: the model from the model parameters, the run from
+    the run parameters, and the fitted attributes every estimator has."""
+
+    _model_class: ClassVar[Any]
+    _parameters: ClassVar[tuple[Option, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_parameters" in cls.__dict__:
+            cls.__init__ = _keyword_init(cls._parameters)  # type: ignore[method-assign]
+
+    def _model(self) -> Any:
+        names = {o.name for o in self._model_class.options}
+        return self._model_class(**{k: v for k, v in self.get_params().items() if k in names})
+
+    def _run(self, data: Any) -> AIDResult:
+        run = {o.name: getattr(self, o.name) for o in RUN_OPTIONS}
+        result = AIDSolver(self._model(), **run).solve(data)
         self.result_ = result
+        self.certificate_ = result.certificate
         self.history_ = result.history
         self.n_iter_ = result.iterations
         self.status_ = result.status.value
+        return result
 
 
-class AIDLADRegressor(_AIDParams, RegressorMixin, BaseEstimator):
-    """Least-absolute-deviation regression fitted by AID, with an optimality certificate.
+def _keyword_init(parameters: tuple[Option, ...]):
+    """__init__(self, *, <parameters>) that stores each argument as given."""
+    signature = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [
+            inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
+            for o in parameters
+        ]
+    )
 
-    After ``fit``: ``coef_``, ``intercept_``, ``status_`` ('optimal' when certified),
-    ``result_`` (the :class:`aidopt.AIDResult`), ``history_`` (per-iteration DataFrame).
-    The aggregated problems are solved by Frisch–Newton (``solver="fn"``, measured faster than
-    HiGHS dual simplex, docs/lad.md); any aidopt solver name ("highs", "gurobi", ...) works.
+    def __init__(self, **kwargs: Any) -> None:
+        bound = signature.bind(self, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
+
+
+class _GenericEstimator(AIDEstimator):
+    """``fit(X, y=None)``: the model's data from the arrays (``data_type.from_arrays``), then
+    the run; ``solution_`` is the model's solution, ``objective_`` its certified objective."""
+
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> _GenericEstimator:
+        data_type = self._model_class.data_type
+        data = data_type.from_arrays(X) if y is None else data_type.from_arrays(X, y)
+        result = self._run(data)
+        self.solution_ = result.solution
+        self.objective_ = result.objective
+        self.n_features_in_ = data.m
+        return self
+
+
+def estimator_for(model: str | type) -> type[AIDEstimator]:
+    """A scikit-learn estimator class for a registered model (by name) or a model class: its
+    parameters are the model's options and the run's, ``fit`` solves by AID."""
+    if isinstance(model, str):
+        from aidopt.registry import model as registered
+
+        model = registered(model)
+    name = f"AID{model.__name__.removesuffix('Model')}"
+    attributes = {
+        "_model_class": model,
+        "_parameters": estimator_parameters(model.options),
+        "__doc__": f"{(model.__doc__ or model.__name__).strip().splitlines()[0]} (fitted by AID)",
+        "__module__": __name__,
+    }
+    return type(name, (_GenericEstimator,), attributes)
+
+
+class AIDLADRegressor(RegressorMixin, AIDEstimator):
+    """Least absolute deviations regression fitted by AID, with an optimality certificate.
+
+    Parameters: those of :class:`aidopt.models.lad.LADModel` and of the run (see
+    ``aidopt models --markdown``). After ``fit``: ``coef_``, ``intercept_``, ``status_``
+    ('optimal' when certified), ``certificate_``, ``result_`` (the :class:`aidopt.AIDResult`),
+    ``history_`` (per-iteration DataFrame), ``n_iter_``. The aggregated problems go to the
+    model's default solver (Frisch–Newton, measured the fastest) unless ``solver`` names another.
     """
 
-    def __init__(
-        self,
-        *,
-        fit_intercept: bool = True,
-        solver: str = "fn",
-        tol: float = 1e-4,
-        max_iter: int | None = None,
-        time_limit: float | None = None,
-        rate: float | None = None,
-        random_state: int | None = 0,
-        solver_options: dict[str, Any] | None = None,
-        verbose: int | bool = False,
-    ) -> None:
-        self.fit_intercept = fit_intercept
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.time_limit = time_limit
-        self.rate = rate
-        self.random_state = random_state
-        self.solver_options = solver_options
-        self.verbose = verbose
+    _model_class: ClassVar[Any] = LADModel
+    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(LADModel.options)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> AIDLADRegressor:
         names = getattr(X, "columns", None)
-        data = LADData.from_arrays(X, y, None if names is None else [str(c) for c in names])
-        result = self._solver(LADModel(fit_intercept=self.fit_intercept)).solve(data)
-        self._store(result)
+        data = RegressionData.from_arrays(X, y, None if names is None else [str(c) for c in names])
+        result = self._run(data)
         self.coef_ = result.solution.coef
         self.intercept_ = result.solution.intercept
         self.n_features_in_ = data.m

@@ -25,13 +25,25 @@ import numpy as np
 import scipy.sparse as sp
 
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.options import Option
+from aidopt.validation import check_kernel_options
 
-__all__ = ["Kernel", "kernel_times", "squared_norms"]
+__all__ = [
+    "KERNEL_USES",
+    "Kernel",
+    "kernel_flag_options",
+    "kernel_flags",
+    "kernel_from_flags",
+    "kernel_times",
+    "squared_norms",
+]
 
 _BLOCK_ENTRIES = 1 << 21  # kernel entries per block of a blocked product (16 MiB of float64)
 
 KernelKind = Literal["linear", "rbf", "poly"]
 _KINDS = ("linear", "poly", "rbf")
+#: the parameters each kernel kind uses (the others are an error on the command line)
+KERNEL_USES = {"linear": (), "rbf": ("gamma",), "poly": ("gamma", "degree", "coef0")}
 
 
 def _is_real(value: object) -> bool:
@@ -130,17 +142,24 @@ class Kernel:
 
     def __call__(self, A: np.ndarray | sp.spmatrix, B: np.ndarray | sp.spmatrix) -> np.ndarray:
         """The block K(A, B) with entries k(a_i, b_j), shape (len(A), len(B))."""
-        A, B = _as_2d(A, "A"), _as_2d(B, "B")
-        if A.shape[1] != B.shape[1]:
-            raise DataError(
-                f"A and B must have the same number of features; A has shape {A.shape} "
-                f"but B has shape {B.shape}."
-            )
+        A, B = _as_pair(A, B)
+        return self._block(A, B, self._norms(A), self._norms(B))
+
+    def _norms(self, A: np.ndarray | sp.csr_matrix) -> np.ndarray | None:
+        """The squared row norms when the kernel needs them (rbf), else None."""
+        return squared_norms(A) if self.kind == "rbf" else None
+
+    def _block(
+        self,
+        A: np.ndarray | sp.csr_matrix,
+        B: np.ndarray | sp.csr_matrix,
+        sq_a: np.ndarray | None,
+        sq_b: np.ndarray | None,
+    ) -> np.ndarray:
+        """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`)."""
         inner = A @ B.T
         inner = inner.toarray() if sp.issparse(inner) else np.asarray(inner, dtype=np.float64)
-        if self.kind == "rbf":
-            return self.from_inner(inner, squared_norms(A), squared_norms(B), A.shape[1])
-        return self.from_inner(inner, None, None, A.shape[1])
+        return self.from_inner(inner, sq_a, sq_b, A.shape[1])
 
     def diag(self, A: np.ndarray | sp.spmatrix) -> np.ndarray:
         """The diagonal k(a_i, a_i) of K(A, A), without forming K."""
@@ -148,6 +167,45 @@ class Kernel:
         if self.kind == "rbf":
             return np.ones(A.shape[0])
         return self.from_inner(squared_norms(A), None, None, A.shape[1])
+
+
+def kernel_flag_options(kernel_help: str, gamma_help: str = "γ of rbf/poly (None: 1/m)"):
+    """The command-line kernel options ``--kernel``, ``--gamma``, ``--degree``, ``--coef0``
+    (None: the kind's default), declared once for every kernel model's ``cli_extras``."""
+    return (
+        Option("kernel", "linear", kernel_help, kind=str, choices=("linear", "rbf", "poly")),
+        Option("gamma", None, gamma_help, low=0.0, allow_none=True),
+        Option("degree", None, "degree of poly (None: 3)", kind=int, low=1, allow_none=True),
+        Option("coef0", None, "offset of poly (None: 1.0)", allow_none=True),
+    )
+
+
+def kernel_from_flags(
+    kind: str,
+    gamma: float | None = None,
+    degree: int | None = None,
+    coef0: float | None = None,
+    *,
+    strict: bool = True,
+) -> Kernel:
+    """The kernel the command-line flags name; with ``strict`` a flag the kind ignores
+    (``--gamma`` with linear, ``--coef0`` with rbf) is an error, not silently dropped."""
+    if strict:
+        check_kernel_options(kind, gamma=gamma, degree=degree, coef0=coef0)
+    return Kernel(
+        kind,  # type: ignore[arg-type]  (checked by Kernel)
+        gamma=gamma,
+        degree=3 if degree is None else degree,
+        coef0=1.0 if coef0 is None else coef0,
+    )
+
+
+def kernel_flags(kernel: Kernel) -> dict[str, object]:
+    """The flags :func:`kernel_from_flags` takes back: the kind and the parameters it uses."""
+    return {
+        "kernel": kernel.kind,
+        **{name: getattr(kernel, name) for name in KERNEL_USES[kernel.kind]},
+    }
 
 
 def kernel_times(
@@ -159,16 +217,30 @@ def kernel_times(
     """K(A, B) @ right (a vector or a matrix, dense or sparse), in row blocks of A.
 
     Never holds more than 2^21 kernel entries (16 MiB) at once; O(len(A)·len(B)) kernel
-    evaluations.
+    evaluations, the squared row norms (rbf) computed once.
     """
-    A, B = _as_2d(A, "A"), _as_2d(B, "B")
+    A, B = _as_pair(A, B)
+    sq_a, sq_b = kernel._norms(A), kernel._norms(B)
     n_right = () if np.ndim(right) == 1 else (right.shape[1],)
     out = np.empty((A.shape[0], *n_right))
     step = max(1, _BLOCK_ENTRIES // max(1, B.shape[0]))
     for start in range(0, A.shape[0], step):
-        block = kernel(A[start : start + step], B)
-        out[start : start + step] = (right.T @ block.T).T if sp.issparse(right) else block @ right
+        rows = slice(start, start + step)
+        block = kernel._block(A[rows], B, None if sq_a is None else sq_a[rows], sq_b)
+        out[rows] = (right.T @ block.T).T if sp.issparse(right) else block @ right
     return out
+
+
+def _as_pair(
+    A: np.ndarray | sp.spmatrix, B: np.ndarray | sp.spmatrix
+) -> tuple[np.ndarray | sp.csr_matrix, np.ndarray | sp.csr_matrix]:
+    A, B = _as_2d(A, "A"), _as_2d(B, "B")
+    if A.shape[1] != B.shape[1]:
+        raise DataError(
+            f"A and B must have the same number of features; A has shape {A.shape} "
+            f"but B has shape {B.shape}."
+        )
+    return A, B
 
 
 def _as_2d(A: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:

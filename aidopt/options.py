@@ -25,7 +25,7 @@ from typing import Any
 
 from aidopt.exceptions import InvalidParameterError
 
-__all__ = ["Option", "add_to_parser", "from_args", "markdown_table", "validate"]
+__all__ = ["Option", "add_to_parser", "from_args", "markdown_table", "parse_seed", "validate"]
 
 _MISSING = object()
 
@@ -59,6 +59,7 @@ class Option:
     cli: bool = True
     convert: Callable[[argparse.Namespace], Any] | None = None
     metavar: str | None = None
+    parse: Callable[[str], Any] | None = None  # argparse ``type`` (default: from ``kind``)
 
     @property
     def required(self) -> bool:
@@ -92,7 +93,8 @@ class Option:
         elif isinstance(self.kind, tuple):
             text = "an instance of " + " or ".join(f"'{k.__name__}'" for k in self.kind)
         else:
-            text = f"an instance of '{self.kind.__module__}.{self.kind.__name__}'"
+            module = "" if self.kind.__module__ == "builtins" else f"{self.kind.__module__}."
+            text = f"an instance of '{module}{self.kind.__name__}'"
         return text + (" or None" if self.allow_none else "")
 
     def check(self, value: Any, owner: str) -> Any:
@@ -160,6 +162,8 @@ class Option:
             kwargs["default"] = self._cli_default()
         if self.choices is not None:
             kwargs["choices"] = [self._cli_spelling(c) for c in self.choices]
+        elif self.parse is not None:
+            kwargs["type"] = self.parse
         elif self.kind in (int, float):
             kwargs["type"] = self.kind
         if self.metavar:
@@ -193,6 +197,17 @@ class Option:
         if isinstance(value, str) and value in self.cli_values:
             return self.cli_values[value]
         return value
+
+
+def parse_seed(text: str) -> int:
+    """A random seed on the command line: a whole number ≥ 0 (numpy takes no negative seed)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected an integer ≥ 0")
+    return value
 
 
 def validate(options: Sequence[Option], values: dict[str, Any], owner: str) -> None:

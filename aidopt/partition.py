@@ -22,9 +22,11 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = ["Partition", "nested_labels"]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class Partition:
-    """Clusters of iteration t.
+    """Clusters of iteration t (treat ``labels``, ``sizes``, ``parent`` and ``cluster_regime``
+    as read-only; the private fields are caches: the sums computed so far, and the previous
+    partition whose sums a split partition updates).
 
     Attributes
     ----------
@@ -246,7 +248,7 @@ class Partition:
 
     def forget_history(self) -> None:
         """Drop the reference to the previous partition (frees its cached sums)."""
-        object.__setattr__(self, "_previous", None)
+        self._previous = None
 
 
 def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:

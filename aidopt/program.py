@@ -19,7 +19,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-__all__ = ["MatrixProgram", "ProblemClass"]
+__all__ = ["BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "MatrixProgram", "ProblemClass"]
+
+BASIS_LOWER, BASIS_BASIC, BASIS_UPPER = 0, 1, 2  #: basis status codes of a column or row
 
 
 class ProblemClass(StrEnum):
@@ -41,10 +43,12 @@ class ProblemClass(StrEnum):
 
 @dataclass(frozen=True, eq=False)
 class MatrixProgram:
-    """Arrays of one LP/QP/MILP/MIQP; ``start_basis`` is an optional simplex warm start.
+    """Arrays of one LP/QP/MILP/MIQP, and optional warm starts.
 
-    ``start_basis`` = (column statuses, row statuses) as HiGHS ``HighsBasisStatus`` integers
-    (0 lower, 1 basic, 2 upper, 3 zero, 4 nonbasic); solvers that cannot use it ignore it.
+    ``start_basis`` = (column statuses, row statuses) in the codes :data:`BASIS_LOWER`,
+    :data:`BASIS_BASIC`, :data:`BASIS_UPPER` (3 zero, 4 nonbasic: HiGHS's numbering), a simplex
+    warm start; ``start_point`` a feasible point (a MIP start). Solvers that cannot use them
+    ignore them.
     """
 
     c: NDArray[np.float64]
@@ -57,6 +61,7 @@ class MatrixProgram:
     integer: NDArray[np.bool_] | None = None
     offset: float = 0.0
     start_basis: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None
+    start_point: NDArray[np.float64] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from aidopt.certificate import Certificate
+from aidopt.jsonable import plain
 from aidopt.partition import Partition
 
 __all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
@@ -75,12 +75,6 @@ class IterationRecord:
     iteration_bound: float | None = None
 
 
-def _json_number(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 @dataclass(frozen=True)
 class AIDResult:
     """The outcome of :meth:`aidopt.AIDSolver.solve` (or ``solve_full``).
@@ -129,9 +123,9 @@ class AIDResult:
             "target": self.target,
             "status": self.status.value,
             "message": self.message,
-            "objective": _json_number(self.objective),
-            "lower_bound": _json_number(self.lower_bound),
-            "gap": _json_number(self.gap),
+            "objective": plain(self.objective),
+            "lower_bound": plain(self.lower_bound),
+            "gap": plain(self.gap),
             "iterations": self.iterations,
             "n": self.n,
             "m": self.m,
@@ -141,5 +135,5 @@ class AIDResult:
             "certificate": None if self.certificate is None else self.certificate.to_dict(),
             "timing": self.timing,
             "solution": self.solution_dict,
-            "history": [{k: _json_number(v) for k, v in asdict(r).items()} for r in self.records],
+            "history": [{k: plain(v) for k, v in asdict(r).items()} for r in self.records],
         }

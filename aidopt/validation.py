@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +36,32 @@ def _interval_text(low: float | None, high: float | None, closed: str) -> str:
     lo = "-inf" if low is None else repr(float(low))
     hi = "inf" if high is None else repr(float(high))
     return f"{left}{lo}, {hi}{right}"
+
+
+@overload
+def check_real(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    closed: str = "neither",
+    allow_none: Literal[False] = False,
+) -> float: ...
+
+
+@overload
+def check_real(
+    value: object,
+    name: str,
+    owner: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    closed: str = "neither",
+    allow_none: bool,
+) -> float | None: ...
 
 
 def check_real(
@@ -104,18 +131,16 @@ def check_choice(value: object, name: str, owner: str, choices: tuple[object, ..
     return value
 
 
-#: the command-line kernel options each kernel uses
-_KERNEL_OPTIONS = {"linear": (), "rbf": ("gamma",), "poly": ("gamma", "degree", "coef0")}
-
-
 def check_kernel_options(kernel: str, **given: object) -> None:
     """Command-line kernel options (``--gamma``, ``--degree``, ``--coef0``) that the chosen
     ``--kernel`` would ignore are an error, not silently dropped. ``given`` maps each option's
     name to its value, None when the option was not given."""
-    uses = _KERNEL_OPTIONS.get(kernel, ())
+    from aidopt.kernels import KERNEL_USES
+
+    uses = KERNEL_USES.get(kernel, ())
     for option, value in given.items():
         if value is not None and option not in uses:
-            users = [k for k, names in _KERNEL_OPTIONS.items() if option in names]
+            users = [k for k, names in KERNEL_USES.items() if option in names]
             raise InvalidParameterError(
                 f"--{option} has no effect with --kernel {kernel}; it applies to "
                 f"--kernel {' and '.join(users)} only."

@@ -79,51 +79,14 @@ class VerifyReport:
 
 
 def model_from_result(payload: dict[str, Any]) -> AggregatedModel:
-    """The model a result was computed with, rebuilt from its ``model`` and ``params``."""
-    name, params = payload.get("model"), dict(payload.get("params") or {})
-    if name in ("lad", "quantile"):
-        from aidopt.models.lad import LADModel, QuantileModel
+    """The model a result was computed with: the registered model ``payload["model"]`` built
+    from the result's ``params`` (its declared options and command-line variants)."""
+    from aidopt.registry import model
 
-        intercept = bool(params.get("fit_intercept", True))
-        if name == "quantile":
-            return QuantileModel(params["quantile"], fit_intercept=intercept)
-        return LADModel(fit_intercept=intercept)
-    if name == "svm":
-        if params.get("kernel", "linear") == "linear":
-            from aidopt.models.svm import SVMModel
-
-            return SVMModel(M=params["M"])
-        from aidopt.models.svm_kernel import KernelSVMModel
-
-        return KernelSVMModel(
-            M=params["M"],
-            kernel=params["kernel"],
-            gamma=params.get("gamma"),
-            degree=params.get("degree", 3),
-            coef0=params.get("coef0", 1.0),
-        )
-    if name == "pu":
-        from aidopt.kernels import Kernel
-        from aidopt.models.pu import PUModel
-
-        kernel = Kernel(
-            params.get("kernel", "linear"),
-            gamma=params.get("gamma"),
-            degree=params.get("degree", 3),
-            coef0=params.get("coef0", 1.0),
-        )
-        return PUModel(prior=params["prior"], lam=params["lam"], kernel=kernel)
-    if name == "s3vm":
-        from aidopt.models.s3vm import S3VMModel
-
-        return S3VMModel(
-            M_l=params["M_l"],
-            M_u=params["M_u"],
-            balance=params.get("balance"),
-            min_clusters=params.get("min_clusters", 10),
-            min_clusters_per_group=params.get("min_clusters_per_group", False),
-        )
-    raise DataError(f"aidopt verify cannot rebuild a model named {name!r} from this result.")
+    cls = model(str(payload.get("model")))
+    params = dict(payload.get("params") or {})
+    names = {o.name for o in (*cls.options, *cls.cli_extras)}
+    return cls.from_options(**{k: v for k, v in params.items() if k in names})
 
 
 def _close(a: float, b: float) -> bool:

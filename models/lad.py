@@ -31,22 +31,22 @@ coefficient, which HiGHS' simplex solves an order of magnitude faster than (3) i
 F^t (weak duality). When clusters split, s_child = s_parent stays feasible (S_k = Σ S_child), so
 the previous simplex basis, mapped to the children, warm-starts the next solve.
 
-Frisch–Newton (solver ``"fn"``): (3) is the weighted quantile regression
-min Σ_k |C_k| ρ_τ(ȳ_k − z̄_k β), z̄_k = (1, x̄_k), τ = c⁺/(c⁺ + c⁻), times c⁺ + c⁻ (= 2 for
-LAD), solved by :func:`aidopt.solvers.frisch_newton.frisch_newton`; its dual point a gives the
-lower bound (c⁺ + c⁻)(D(a) − ‖β‖₁ ‖Z̄'a − rhs‖_∞) on F^t (weak duality). A child c of a split
-cluster k starts from a_c = a_k |C_c| / |C_k|, which keeps Z̄'a and the right-hand side exact.
+Structure: (3) is the weighted quantile regression min Σ_k |C_k| ρ_τ(ȳ_k − z̄_k β),
+z̄_k = (1, x̄_k), τ = c⁺/(c⁺ + c⁻), times c⁺ + c⁻ (= 2 for LAD) — what Frisch–Newton (``fn``,
+the measured fastest) solves. Its LP multipliers d_k give s_k = (c⁺ + c⁻) d_k / |C_k|; a child c
+of a split cluster k starts from d_c = d_k |C_c| / |C_k|, which keeps Z̄ᵀd exact.
+
+Certificate (``lower_bound``): weak duality of the LP (2) at the aggregated dual spread over the
+entries, or at the dual complementary slackness gives the primal (the better of the two).
 """
 
 from __future__ import annotations
 
-import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
@@ -63,62 +63,20 @@ from aidopt.certificate import (
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.data.io import feature_matrix, target_column
+from aidopt.data.containers import RegressionData
+from aidopt.data.lad import GENERATOR
 from aidopt.exceptions import DataError, DataWarning
+from aidopt.options import Option
 from aidopt.partition import Partition
-from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.solvers.frisch_newton import frisch_newton
-from aidopt.validation import (
-    check_bool,
-    check_choice,
-    check_feature_names,
-    check_int,
-    check_matrix,
-    check_real,
-    check_vector,
-)
+from aidopt.program import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, MatrixProgram, ProblemClass
+from aidopt.sample_fits import quantile_fit
+from aidopt.solvers.base import SolveResult
+from aidopt.structures import QuantileFit, WeightedQuantileRegression
+from aidopt.validation import check_predict_input
 
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
-_BASIC, _LOWER, _UPPER = 1, 0, 2  # HiGHS basis status codes
-_FN_STATUS = {
-    "optimal": SolveStatus.OPTIMAL,
-    "iteration_limit": SolveStatus.ITERATION_LIMIT,
-    "time_limit": SolveStatus.TIME_LIMIT,
-    "numerical_error": SolveStatus.ERROR,
-}
-
-
-@dataclass(frozen=True, eq=False)
-class LADData:
-    """Regression data: X (n × m) and y (n,), validated (finite, numeric, matching lengths)."""
-
-    X: NDArray[np.float64]
-    y: NDArray[np.float64]
-    feature_names: tuple[str, ...]
-    target_name: str = "y"
-
-    @classmethod
-    def from_arrays(
-        cls,
-        X: ArrayLike,
-        y: ArrayLike,
-        feature_names: list[str] | None = None,
-        target_name: str = "y",
-    ) -> LADData:
-        X = check_matrix(X, "X")
-        y = check_vector(y, X.shape[0], "y")
-        names = check_feature_names(feature_names, X.shape[1])
-        return cls(X=X, y=y, feature_names=names, target_name=target_name)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def m(self) -> int:
-        return int(self.X.shape[1])
+LADData = RegressionData  # the data LAD takes: X (n × m), y (n,)
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,104 +120,95 @@ class LADSolution:
     cluster_dual: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        return np.asarray(X, dtype=np.float64) @ self.coef + self.intercept
+        X = check_predict_input(X, self.coef.shape[0], type(self).__name__)
+        return X @ self.coef + self.intercept
+
+
+_POLICY = (
+    Option(
+        "init",
+        "band",
+        "initial clusters: 'band' (singletons near a sample fit, 2·bins·p rank clusters "
+        "around), 'kmeans' (the paper: one k-means pass on (r, y)), 'kmeans-r', 'bins'",
+        kind=str,
+        choices=("band", "kmeans", "kmeans-r", "bins"),
+    ),
+    Option(
+        "sample_fit",
+        "fn",
+        "the sample fit that places C^0: a quantile fit ('fn') or least squares ('lstsq')",
+        kind=str,
+        choices=("fn", "lstsq"),
+    ),
+    Option(
+        "split",
+        "band",
+        "declustering: 'band' (sign × magnitude), 'sign' (Prop. 1), 'minority'",
+        kind=str,
+        choices=("band", "sign", "minority"),
+    ),
+    Option(
+        "warm_start",
+        "inherit",
+        "warm starts of the next solve: 'inherit', 'regime' (basis mapped by sign), 'none'",
+        kind=str,
+        choices=("inherit", "regime", "none"),
+    ),
+    Option("band", 0.8, "singletons near the fit, × the sample size", low=0.0),
+    Option("minority", 0.05, "'minority' split: share of a cluster", low=0.0, high=1.0),
+    Option("bins", 4, "rank clusters per coefficient on each side of the band", kind=int, low=1),
+    Option(
+        "sfac", None, "sample size factor (None: 1.5 for p ≤ 20, else 1)", low=0.0, allow_none=True
+    ),
+)
 
 
 class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
-    """LAD regression (2)/(3). ``fit_intercept`` adds β₀ (a column of ones).
+    """Least absolute deviations regression (2)/(3): min Σ_i |y_i − β₀ − x_i β|.
 
-    Policy options (measured in docs/lad.md; every choice keeps the certificate):
-    init : initial clustering of the sample-fit residuals r: 'band' (default: a sample fit, then
-        the ``band`` · sample-size entries with the smallest |r| as singletons and 2·bins·p
-        equal-count clusters of the residual ranks below and above them, as in Portnoy &
-        Koenker's preprocessing), 'kmeans' (the paper: one k-means pass on (r, y) with r^0 of
-        §4), 'kmeans-r' (one pass on r alone), 'bins' (equal-count bins of r).
-    sample_fit : 'fn' (default: LAD/quantile fit by Frisch–Newton) or 'lstsq'; the sample has
-        max(20p, sfac · n^{2/3} p^{1/2}) entries for 'band' (``sfac`` None: 1.5 for p ≤ 20
-        coefficients, else 1), max(20p, 1000) otherwise.
-    split : 'band' (default: sign × magnitude: impure clusters split by sign, and their entries
-        with |r| inside the band of the ``band`` · sample-size smallest |r| become singletons),
-        'sign' (Prop. 1: split by residual sign), 'minority' (the smaller sign part of a cluster
-        becomes singletons when it holds at most ``minority`` · |C_k| entries).
-    warm_start : carry the previous iteration into the next solve: for 'highs' the simplex basis
-        mapped to the children ('inherit': children keep the parent's status; 'regime': extra
-        children of a basic parent and every child of a nonbasic parent sit at the bound its
-        sign asks for), for 'fn' the dual a inherited in proportion to weight; 'none': cold.
-    fn_tol : relative duality-gap tolerance of the inner Frisch–Newton solves.
+    ``fit_intercept`` adds β₀ (a column of ones). The policy options (measured in docs/lad.md;
+    every choice keeps the certificate) decide the initial clusters, the sample fit that places
+    them (sample of max(20p, sfac · n^{2/3} p^{1/2}) entries, Portnoy & Koenker's size), the
+    declustering (sign × magnitude: impure clusters split by sign, their entries with |r| in the
+    band of the ``band`` · sample-size smallest |r| become singletons) and the warm starts.
     """
 
     name: ClassVar[str] = "lad"
     problem_class: ClassVar[ProblemClass] = ProblemClass.LP
     gives_lower_bound: ClassVar[bool] = True
-    special_solvers: ClassVar[tuple[str, ...]] = ("fn",)
+    data_type: ClassVar[type] = RegressionData
+    structures: ClassVar[tuple[type, ...]] = (WeightedQuantileRegression,)
     default_solver: ClassVar[str] = "fn"  # measured faster than HiGHS simplex/IPM (docs/lad.md)
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.1, problems (2)-(4), Props. 1-2"
+    generator: ClassVar[Any] = GENERATOR
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("fit_intercept", True, "fit the intercept β₀", kind=bool, negate="--no-intercept"),
+        *_POLICY,
+    )
+    cli_extras: ClassVar[tuple[Option, ...]] = (
+        Option(
+            "quantile",
+            None,
+            "quantile level τ: quantile regression Σ ρ_τ(r) instead of Σ |r|",
+            low=0.0,
+            high=1.0,
+            allow_none=True,
+        ),
+    )
 
-    def __init__(
-        self,
-        fit_intercept: bool = True,
-        *,
-        init: str = "band",
-        sample_fit: str = "fn",
-        split: str = "band",
-        warm_start: str = "inherit",
-        band: float = 0.8,
-        fn_tol: float = 1e-9,
-        minority: float = 0.05,
-        bins: int = 4,
-        sfac: float | None = None,
-    ) -> None:
-        self.sfac = sfac
-        self.minority = minority
-        self.bins = bins
-        self.fit_intercept = fit_intercept
-        self.init = init
-        self.sample_fit = sample_fit
-        self.split = split
-        self.warm_start = warm_start
-        self.band = band
-        self.fn_tol = fn_tol
+    @classmethod
+    def from_options(cls, quantile: float | None = None, **values: Any) -> LADModel:
+        """LAD, or quantile regression at level τ when ``quantile`` is given."""
+        return cls(**values) if quantile is None else QuantileModel(quantile, **values)
 
     #: costs (c⁺, c⁻) of a positive and a negative residual: |r| = 1·r⁺ + 1·r⁻
     def costs(self) -> tuple[float, float]:
         return 1.0, 1.0
 
-    def check_params(self) -> None:
-        owner = type(self).__name__
-        check_bool(self.fit_intercept, "fit_intercept", owner)
-        check_choice(self.init, "init", owner, ("kmeans", "kmeans-r", "bins", "band"))
-        check_choice(self.sample_fit, "sample_fit", owner, ("lstsq", "fn"))
-        check_choice(self.split, "split", owner, ("sign", "band", "minority"))
-        check_choice(self.warm_start, "warm_start", owner, ("inherit", "regime", "none"))
-        check_real(self.band, "band", owner, low=0.0)
-        if self.sfac is not None:
-            check_real(self.sfac, "sfac", owner, low=0.0)
-        check_real(self.minority, "minority", owner, low=0.0, high=1.0)
-        check_int(self.bins, "bins", owner, low=1)
-        check_real(self.fn_tol, "fn_tol", owner, low=0.0, high=1.0)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "fit_intercept": self.fit_intercept,
-            "init": self.init,
-            "sample_fit": self.sample_fit,
-            "split": self.split,
-            "warm_start": self.warm_start,
-        }
-
     def n_coefficients(self, data: LADData) -> int:
         return data.m + int(self.fit_intercept)
 
     # ------------------------------------------------------------------ data
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> LADData:
-        if target is None:
-            raise DataError(f"{type(self).__name__} needs a target column.")
-        y = target_column(frame, target)
-        if not pd.api.types.is_numeric_dtype(y):
-            raise DataError(f"Target column {target!r} is not numeric.")
-        X, names = feature_matrix(frame, target)
-        return LADData.from_arrays(X, y.to_numpy(), names, target)
-
     def check_data(self, data: LADData) -> None:
         p = self.n_coefficients(data)
         if data.n < p:
@@ -335,7 +284,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         design = np.column_stack([np.ones(len(y)), X]) if self.fit_intercept else X
         if self.sample_fit == "fn":
             c_plus, c_minus = self.costs()
-            beta = frisch_newton(design, y, tau=c_plus / (c_plus + c_minus), tol=1e-6).coef
+            beta = quantile_fit(design, y, c_plus / (c_plus + c_minus))
         else:
             beta = np.linalg.lstsq(design, y, rcond=None)[0]
         return (beta[1:], float(beta[0])) if self.fit_intercept else (beta, 0.0)
@@ -446,83 +395,46 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             return None
         col_prev, row_prev = basis
         status = col_prev[part.parent].copy()
-        by_sign = np.where(part.cluster_regime == 1, _UPPER, _LOWER)
-        basic_child = np.flatnonzero(status == _BASIC)
+        by_sign = np.where(part.cluster_regime == 1, BASIS_UPPER, BASIS_LOWER)
+        basic_child = np.flatnonzero(status == BASIS_BASIC)
         _, first = np.unique(part.parent[basic_child], return_index=True)
         extra = np.setdiff1d(basic_child, basic_child[first], assume_unique=True)
         status[extra] = by_sign[extra]
         if rule == "regime":
             split = np.bincount(part.parent, minlength=col_prev.size)[part.parent] > 1
-            nonbasic = split & (status != _BASIC)
+            nonbasic = split & (status != BASIS_BASIC)
             status[nonbasic] = by_sign[nonbasic]
         return status, row_prev
 
-    # ------------------------------------------------------------------ Frisch–Newton
-    def solve_special(
-        self,
-        solver: str,
-        agg: LADAggregate,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
-    ) -> tuple[LADSolution | None, SolveResult]:
-        """(3) as weighted quantile regression by Frisch–Newton (see the module docstring)."""
-        if solver != "fn":
-            raise NotImplementedError(f"{type(self).__name__} has no special solver {solver!r}")
-        if time_limit is not None and time_limit <= 0.0:
-            return None, SolveResult(SolveStatus.TIME_LIMIT, message="no time left")
+    # ------------------------------------------------------------------ structure
+    def to_structure(
+        self, kind: type, agg: LADAggregate, previous: Previous | None
+    ) -> WeightedQuantileRegression:
+        """(3) as min (c⁺ + c⁻) Σ_k |C_k| ρ_τ(ȳ_k − z̄_k β), τ = c⁺/(c⁺ + c⁻), warm-started from
+        the previous (β, multipliers) with each child's share of its parent's."""
         c_plus, c_minus = self.costs()
-        scale = c_plus + c_minus
-        Z = agg.design(self.fit_intercept)
-        # FN's thresholds are absolute: solve with columns and target scaled to max |·| ≈ 1
-        # (powers of two, so exactly invertible): β = s_y D⁻¹ β', objective = s_y objective',
-        # and the dual a is unchanged.
-        col = _power_of_two(np.abs(Z).max(axis=0))
-        s_y = float(_power_of_two(np.abs(agg.ybar).max(initial=0.0)))
-        start = self._fn_start(agg, previous) if self.warm_start != "none" else None
-        if start is not None:
-            start = (start[0] * col / s_y, start[1])
-        t0 = time.perf_counter()
-        fit = frisch_newton(
-            Z / col,
-            agg.ybar / s_y,
-            tau=c_plus / scale,
-            weights=agg.weight,
-            start=start,
-            time_limit=time_limit,
-            **{"tol": self.fn_tol, **options},
-        )
-        seconds = time.perf_counter() - t0
-        coef = s_y * fit.coef / col
-        bound = fit.dual_objective - float(np.abs(fit.coef).sum()) * fit.dual_residual
-        result = SolveResult(
-            status=_FN_STATUS[fit.status],
-            objective=scale * s_y * fit.objective,
-            bound=scale * s_y * bound,
-            x=fit.dual,
-            seconds=seconds,
-            iterations=fit.iterations,
-            message=fit.status,
-            info={"vertex": fit.vertex, "ridge_iterations": fit.ridge_iterations},
-            accuracy=float({"tol": self.fn_tol, **options}["tol"]),
-        )
-        if not result.status.has_solution:
-            return None, result
-        # FN's dual a ∈ [0, w]: d = a − (1 − τ)w is the LP multiplier, s_k = (c⁺ + c⁻) d_k / w_k
-        dual = scale * (fit.dual - (1.0 - c_plus / scale) * agg.weight) / agg.weight
-        return self._solution(coef, agg, dual), result
-
-    def _fn_start(self, agg: LADAggregate, previous: Previous | None):
-        """(β, a) of the previous iteration; a child inherits a_parent |C_child| / |C_parent|."""
+        tau = c_plus / (c_plus + c_minus)
+        start = None
         part = agg.partition
-        if previous is None or previous.result.x is None or part.parent is None:
-            return None
-        sol = previous.solution
-        coef = np.r_[sol.intercept, sol.coef] if self.fit_intercept else sol.coef
-        share = agg.weight / previous.aggregate.weight[part.parent]
-        return coef, previous.result.x[part.parent] * share
+        if self.warm_start != "none" and previous is not None and part.parent is not None:
+            old = previous.solution
+            if old.cluster_dual is not None:
+                coef = np.r_[old.intercept, old.coef] if self.fit_intercept else old.coef
+                a_parent = old.cluster_dual / (c_plus + c_minus) + (1.0 - tau)  # per unit weight
+                start = (coef, a_parent[part.parent] * agg.weight)
+        return WeightedQuantileRegression(
+            Z=agg.design(self.fit_intercept),
+            y=agg.ybar,
+            weight=agg.weight,
+            tau=tau,
+            scale=c_plus + c_minus,
+            start=start,
+        )
+
+    def from_structure(self, kind: type, answer: QuantileFit, agg: LADAggregate) -> LADSolution:
+        """β, and s_k = (c⁺ + c⁻) d_k / |C_k| from the multipliers d."""
+        c_plus, c_minus = self.costs()
+        return self._solution(answer.coef, agg, (c_plus + c_minus) * answer.dual / agg.weight)
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
@@ -738,42 +650,16 @@ def _power_of_two(values):
 class QuantileModel(LADModel):
     """Quantile regression at level τ = ``quantile``: min Σ_i ρ_τ(y_i − β₀ − x_i β)."""
 
-    name: ClassVar[str] = "quantile"
     citation: ClassVar[str] = (
         "Koenker & Bassett (1978); AID as in Park & Klabjan (2016), §3.1, with ρ_τ for |·|"
     )
-
-    def __init__(self, quantile: float = 0.5, fit_intercept: bool = True, **policy: Any) -> None:
-        super().__init__(fit_intercept, **policy)
-        self.quantile = quantile
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("quantile", 0.5, "quantile level τ", low=0.0, high=1.0),
+        *LADModel.options,
+    )
 
     def costs(self) -> tuple[float, float]:
         return self.quantile, 1.0 - self.quantile
 
-    def check_params(self) -> None:
-        check_real(self.quantile, "quantile", type(self).__name__, low=0.0, high=1.0)
-        super().check_params()
 
-    def summary(self) -> dict[str, Any]:
-        return {"quantile": self.quantile, **super().summary()}
-
-
-# ---------------------------------------------------------------------- CLI hooks
-MODEL_CLASS = LADModel
-
-
-def add_cli_arguments(parser) -> None:
-    """Options of ``aidopt solve lad``."""
-    parser.add_argument("--no-intercept", action="store_true", help="fit without the intercept β₀")
-    parser.add_argument(
-        "--quantile",
-        type=float,
-        default=None,
-        help="quantile level τ in (0, 1): quantile regression Σ ρ_τ(r) instead of Σ |r|",
-    )
-
-
-def model_from_cli(args) -> LADModel:
-    if args.quantile is not None:
-        return QuantileModel(args.quantile, fit_intercept=not args.no_intercept)
-    return LADModel(fit_intercept=not args.no_intercept)
+MODEL = LADModel

@@ -23,22 +23,27 @@ has three regimes (f ≤ −1, −1 < f < 1, f ≥ 1). The aggregated problem is
     F^t = min ½‖w‖² − c1 Σ_{k∈P} |C_k| f(φ̄_k) + c2 Σ_{k∈U} |C_k| ℓ(f(φ̄_k)),   f(φ̄) = ⟨w, φ̄⟩ + β.
 
 By Jensen (ℓ convex, f affine in φ) F^t ≤ E* and F^{t−1} ≤ F^t; if every unlabeled cluster sits
-in one regime at the aggregated optimum, that optimum is optimal for (5). Linear kernel: the
-aggregated primal with w explicit (restricted to the span of the centroids when that is smaller);
-other kernels: the aggregated dual (6) with the centroid Gram K̄_kq = mean_{C_k×C_q} k. USMO
-solves either (weighted rows; the precomputed K̄ for kernels).
+in one regime at the aggregated optimum, that optimum is optimal for (5).
+
+Declared forms (``build``, ``matrix_program``): linear kernel, the aggregated primal (5) with w
+explicit (restricted to the span of the centroids when that is smaller); other kernels, the
+aggregated dual (6) with the centroid Gram K̄_kq = mean_{C_k×C_q} k. Structure
+(:class:`~aidopt.structures.PULearning`, (5)/(6) on weighted rows): the centroids with the
+model's kernel (linear), the centroid Gram K̄ as a precomputed kernel (other kernels), or the
+rows themselves (singletons), warm-started from the previous σ shared among the children.
+
+Certificate (``lower_bound``): weak duality of (5) at the aggregated σ (or, linear kernel, the σ
+complementary slackness gives the primal) spread over the unlabeled entries, on all data.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
@@ -55,16 +60,24 @@ from aidopt.certificate import (
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.data.io import feature_matrix, target_column
-from aidopt.deadline import remaining
-from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
-from aidopt.kernels import Kernel, kernel_times
+from aidopt.data.containers import PositiveUnlabeledData
+from aidopt.data.pu import GENERATOR
+from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.kernels import (
+    Kernel,
+    kernel_flag_options,
+    kernel_flags,
+    kernel_from_flags,
+    kernel_times,
+)
+from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.solvers.usmo import USMOResult, usmo
+from aidopt.sample_fits import pu_scores
+from aidopt.solvers.base import SolveResult
 from aidopt.span import CentroidSpan
-from aidopt.validation import check_bool, check_feature_names, check_matrix, check_real
+from aidopt.structures import PULearning
+from aidopt.validation import check_predict_input
 
 __all__ = [
     "PUAggregate",
@@ -77,18 +90,11 @@ __all__ = [
     "primal_linear_model",
 ]
 
+PUData = PositiveUnlabeledData  # the data PU learning takes: X (N × d), the labeled mask
+
 _LINEAR = Kernel("linear")
-_USMO_TOL = 1e-8  # KKT tolerance of USMO on f values (the margins are ±1 whatever λ is)
-# a generic solver's answer is refused when its primal–dual gap exceeds this (relative): it catches
-# wrong "optimal" answers; HiGHS's default QP regularisation (1e-7) leaves ~1e-5 gaps in its duals
-_GAP_RTOL = 1e-4
 _SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
 _SAMPLE_POSITIVE = 500
-# the sample fit only places the initial clusters: USMO steps at most (measured: 1,000–2,300
-# steps on well-scaled data; badly scaled data can need millions), and at most this share of
-# the time left when the run has a time limit
-_SAMPLE_MAX_ITER = 30_000
-_SAMPLE_TIME_SHARE = 0.25
 _MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
 _BLOCK_ENTRIES = 1 << 21  # kernel entries per block when summing kernel columns (16 MiB)
 
@@ -119,77 +125,6 @@ def optimal_bias(
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
     """The piece of ℓ an unlabeled point is on: 0 (f ≤ −1), 1 (−1 < f < 1), 2 (f ≥ 1)."""
     return (f > -1.0).astype(np.int64) + (f >= 1.0)
-
-
-# ---------------------------------------------------------------------- data
-@dataclass(frozen=True, eq=False)
-class PUData:
-    """PU data: X (N × d) and the mask of the labeled positives (the rest is unlabeled)."""
-
-    X: NDArray[np.float64]
-    labeled: NDArray[np.bool_]
-    feature_names: tuple[str, ...]
-    target_name: str = "s"
-
-    def __post_init__(self) -> None:
-        if self.labeled.shape != (self.X.shape[0],):
-            raise DataError(
-                f"X has shape {self.X.shape} but labeled has shape {self.labeled.shape}."
-            )
-        if not self.labeled.any():
-            raise DataError(
-                "No labeled positives (target = 1): PU learning needs at least one labeled "
-                "positive row."
-            )
-        if self.labeled.all():
-            raise DataError(
-                "No unlabeled rows (target = 0): PU learning needs at least one unlabeled row."
-            )
-
-    @classmethod
-    def from_arrays(
-        cls,
-        X: ArrayLike,
-        labeled: ArrayLike,
-        feature_names: list[str] | None = None,
-        target_name: str = "s",
-    ) -> PUData:
-        """Validate X (finite numbers) and the 0/1 (or bool) labels: 1 = labeled positive."""
-        X = check_matrix(X, "X")
-        s = np.asarray(labeled)
-        if s.ndim != 1 or s.shape[0] != X.shape[0]:
-            raise DataError(f"X has shape {X.shape} but the labels have shape {s.shape}.")
-        if s.dtype != bool:
-            values = pd.unique(pd.Series(s))
-            if not (np.issubdtype(s.dtype, np.number) and np.isin(s, (0, 1)).all()):
-                shown = ", ".join(map(repr, values[:10].tolist()))
-                raise DataError(
-                    "The PU target must be 1 (labeled positive) or 0 (unlabeled); "
-                    f"found the values {{{shown}}}."
-                )
-            s = s == 1
-        names = check_feature_names(feature_names, X.shape[1])
-        return cls(
-            X=X, labeled=np.ascontiguousarray(s), feature_names=names, target_name=target_name
-        )
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def m(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
-    def n_labeled(self) -> int:
-        """p, the number of labeled positives."""
-        return int(self.labeled.sum())
-
-    @property
-    def n_unlabeled(self) -> int:
-        """n, the number of unlabeled rows."""
-        return self.n - self.n_labeled
 
 
 @dataclass(frozen=True, eq=False)
@@ -379,82 +314,86 @@ def dual_model(
 
 # ---------------------------------------------------------------------- the model
 class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
-    """PU learning (5)/(6) under AID.
+    """PU learning (5)/(6) under AID: the double-hinge risk of Sansone et al. (2019) with λ‖f‖².
 
-    Parameters
-    ----------
-    prior : class prior π ∈ (0, 1) of the unlabeled data.
-    lam : regularisation λ > 0 of (4).
-    kernel : :class:`aidopt.kernels.Kernel` (default linear; the paper's Gaussian of scale 1 is
-        ``Kernel("rbf", gamma=0.5)``).
-    span_reduction : solve the linear primal in the span of the centroids when its rank is
-        below d (exact; keeps Gurobi's size-limited licence usable on wide data).
+    ``kernel`` is an :class:`aidopt.kernels.Kernel` (default linear; the paper's Gaussian of
+    scale 1 is ``Kernel("rbf", gamma=0.5)``); on the command line ``--kernel``, ``--gamma``,
+    ``--degree`` and ``--coef0`` build it (an option the kernel ignores is an error).
+    ``span_reduction`` solves the linear primal in the span of the centroids when its rank is
+    below d (exact; fewer variables on wide data).
     """
 
     name: ClassVar[str] = "pu"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
-    special_solvers: ClassVar[tuple[str, ...]] = ("usmo",)
-    default_solver: ClassVar[str] = "usmo"  # HiGHS 1.15's QP fails from ~1k rows (docs/pu.md §5)
+    data_type: ClassVar[type] = PositiveUnlabeledData
+    structures: ClassVar[tuple[type, ...]] = (PULearning,)
+    default_solver: ClassVar[str] = "usmo"  # measured the fastest exact one (docs/pu.md §5)
     citation: ClassVar[str] = (
         "Sansone, De Natale & Zhou (2019), Efficient Training for Positive Unlabeled Learning, "
         "(5)-(7), (16); AID for PU derived in docs/pu.md"
     )
+    generator: ClassVar[Any] = GENERATOR
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("prior", help="class prior π ∈ (0, 1) of the unlabeled data", low=0.0, high=1.0),
+        Option("lam", 0.01, "regularisation λ > 0 of (4)", low=0.0, flag="--lambda"),
+        Option(
+            "kernel",
+            _LINEAR,
+            "the kernel k (command line: --kernel, --gamma, --degree, --coef0)",
+            kind=Kernel,
+            cli=False,
+        ),
+        Option(
+            "span_reduction",
+            True,
+            "solve the linear primal (5) in the span of the centroids when that is smaller",
+            kind=bool,
+            cli=False,
+        ),
+    )
+    cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
+        "the kernel k: linear, rbf (Gaussian) or poly",
+        "γ of rbf/poly (None: 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
+    )
 
-    def __init__(
-        self,
-        prior: float,
-        lam: float = 0.01,
-        kernel: Kernel = _LINEAR,
-        span_reduction: bool = True,
-    ) -> None:
-        self.prior = prior
-        self.lam = lam
-        self.kernel = kernel
-        self.span_reduction = span_reduction
-        self._kernel_cache: tuple[NDArray, NDArray, NDArray] | None = None
+    #: (X, labels, H) of the last partition whose kernel sums H were computed (kernel models)
+    _kernel_cache: tuple[NDArray, NDArray, NDArray] | None = None
+
+    @classmethod
+    def from_options(
+        cls,
+        kernel: Kernel | str = _LINEAR,
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+        **values: Any,
+    ) -> PUModel:
+        """The model; a kernel named by its kind (the command line, a result's ``params``) is
+        built from ``gamma``, ``degree`` and ``coef0``, which the kernel must use."""
+        if isinstance(kernel, str):
+            kernel = kernel_from_flags(kernel, gamma, degree, coef0)
+        elif (gamma, degree, coef0) != (None, None, None):
+            raise InvalidParameterError(
+                "gamma, degree and coef0 belong to the Kernel given as 'kernel'; set them there."
+            )
+        return cls(kernel=kernel, **values)
+
+    def summary(self) -> dict[str, Any]:
+        """The parameters, the kernel as its kind and the parameters that kind uses (what
+        :meth:`from_options` takes back)."""
+        out = super().summary()
+        if isinstance(self.kernel, Kernel):
+            out.update(kernel_flags(self.kernel))
+        return out
 
     @property
     def linear(self) -> bool:
         return self.kernel.kind == "linear"
 
-    def check_params(self) -> None:
-        owner = type(self).__name__
-        check_real(self.prior, "prior", owner, low=0.0, high=1.0)
-        check_real(self.lam, "lam", owner, low=0.0)
-        if not isinstance(self.kernel, Kernel):
-            raise InvalidParameterError(
-                f"The 'kernel' parameter of {owner} must be an instance of "
-                f"'aidopt.kernels.Kernel'. Got {self.kernel!r} instead."
-            )
-        check_bool(self.span_reduction, "span_reduction", owner)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "prior": self.prior,
-            "lam": self.lam,
-            "kernel": self.kernel.kind,
-            "gamma": self.kernel.gamma,
-            "degree": self.kernel.degree,
-            "coef0": self.kernel.coef0,
-            "span_reduction": self.span_reduction,
-        }
-
     def constants(self, data: PUData) -> tuple[float, float]:
         """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem."""
         return _constants(np.ones(data.n), data.labeled, self.prior, self.lam)
-
-    # ------------------------------------------------------------------ data
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> PUData:
-        if target is None:
-            raise DataError(
-                "PU learning needs a target column (1 = labeled positive, 0 = unlabeled)."
-            )
-        s = target_column(frame, target)
-        if s.isna().any():
-            raise DataError(f"Target column {target!r} has missing values.")
-        X, names = feature_matrix(frame, target)
-        return PUData.from_arrays(X, s.to_numpy(), names, target)
 
     # ------------------------------------------------------------------ clustering
     def default_rate(self, data: PUData) -> float:
@@ -463,7 +402,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def initial_partition(self, data: PUData, rate: float, rng: np.random.Generator) -> Partition:
         """All positives in one cluster (their loss is affine: exact); the unlabeled rows by one
-        k-means pass on the 1-D scores of a PU classifier fitted by USMO on a random sample."""
+        k-means pass on the 1-D scores of a PU classifier fitted on a random sample."""
         unl = np.flatnonzero(~data.labeled)
         k = n_clusters_for_rate(rate, unl.size, minimum=min(unl.size, _MIN_CLUSTERS))
         labels = np.zeros(data.n, dtype=np.int64)
@@ -471,17 +410,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Partition.from_labels(labels)
 
     def _sample_scores(self, data: PUData, rng: np.random.Generator) -> NDArray[np.float64]:
-        """f − β on the unlabeled rows, f fitted on ≤ 1,000 unlabeled and ≤ 500 positive rows
-        (weighted to stand for all of them; the linear kernel uses the positives' centroid).
-
-        An approximate fit is enough: USMO stops after ``_SAMPLE_MAX_ITER`` steps or a quarter
-        of the run's remaining time, and its iterate is used whatever its status. It is never
-        worse than the class-mean direction: USMO starts at σ = πC, whose f − β is
-        (π/2λ)·(k(·, mean_P) − k(·, mean_U)), and every step lowers the dual objective.
-        """
+        """f − β on the unlabeled rows, f fitted (:func:`aidopt.sample_fits.pu_scores`, capped)
+        on ≤ 1,000 unlabeled and ≤ 500 positive rows, weighted to stand for all of them (the
+        linear kernel uses the positives' centroid). Never worse than the class-mean direction:
+        the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
         su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
-        Xu = data.X[unl]
         if self.linear:
             rows = np.vstack([data.X[pos].mean(axis=0), data.X[su]])
             weights = np.r_[pos.size, np.full(su.size, unl.size / su.size)]
@@ -492,23 +426,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
                 np.full(sp_.size, pos.size / sp_.size), np.full(su.size, unl.size / su.size)
             ]
         mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
-        left = remaining()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # a stopped fit is still usable
-            fit = usmo(
-                rows,
-                mask,
-                prior=self.prior,
-                lam=self.lam,
-                kernel=self.kernel,
-                weights=weights,
-                tol=1e-3,
-                max_iter=_SAMPLE_MAX_ITER,
-                time_limit=None if left is None else _SAMPLE_TIME_SHARE * left,
-            )
-        if fit.coef is not None:
-            return Xu @ fit.coef
-        return kernel_times(self.kernel, Xu, rows, fit.alpha)
+        return pu_scores(data.X[unl], rows, mask, weights, self.prior, self.lam, self.kernel)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: PUData, partition: Partition) -> PUAggregate:
@@ -602,12 +520,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
                 )
             return self._linear_solution(u, float(pyo.value(model.beta)), agg, sigma)
         sigma = np.array([pyo.value(model.sigma[u]) for u in model.U])
-        return self._checked_dual_solution(sigma, agg, None)
+        return self._dual_point(sigma, agg)[0]
 
     def matrix_program(self, agg: PUAggregate, previous: Previous | None = None) -> MatrixProgram:
         """Linear kernel: (5) with ℓ(f) = ½(1 + f)₊ + ½(f − 1)₊, x = [w (or u in the span), β,
-        ξ⁺, ξ⁻] (HiGHS's active-set QP cycles on the degenerate three-piece epigraph of (5) and
-        handles this one); other kernels: (6), x = [σ, δ]."""
+        ξ⁺, ξ⁻] (two slacks per row instead of the degenerate three-piece epigraph of (5), on
+        which an active-set QP method may cycle); other kernels: (6), x = [σ, δ]."""
         c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
         P, U = np.flatnonzero(agg.labeled), np.flatnonzero(~agg.labeled)
         nu, I_u = U.size, sp.identity(U.size, format="csc")
@@ -661,33 +579,27 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         )
 
     def solution_from_program(self, result: SolveResult, agg: PUAggregate) -> PUSolution:
-        """The solution; refused (SolverError) when the solver's row duals show a duality gap."""
+        """(w, β) and σ = a + b from the two hinge rows' duals (linear kernel), or the solution
+        at the returned σ of (6) made feasible, with the best bias for its α."""
         nu = int((~agg.labeled).sum())
         if not self.linear:
-            return self._checked_dual_solution(result.x[:nu], agg, result)
+            return self._dual_point(result.x[:nu], agg)[0]
         span = self._span(agg)
         r = agg.x_sum.shape[1] if span is None else span.rank
         duals = result.row_duals
         sigma = None if duals is None else duals[:nu] + duals[nu:]  # σ_u = a_u + b_u
-        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg, sigma)
-        if duals is not None:
-            _check_gap(*self._linear_bounds(solution, duals, agg), result)
-        return solution
+        return self._linear_solution(result.x[:r], float(result.x[r]), agg, sigma)
 
     def program_bound(self, result: SolveResult, agg: PUAggregate) -> float | None:
         """A lower bound on F^t by weak duality: −((6) + ½ α_PᵀK̄_PPα_P) at the σ the solver
         returned (the primal's row duals, σ_u = a_u + b_u, for the linear kernel) made exactly
-        feasible; the solver's own bound when it returns no duals (Gurobi on a QP)."""
+        feasible; the solver's own bound when it returns no duals (a QP without duals)."""
         nu = int((~agg.labeled).sum())
         if not self.linear:
-            sigma = _feasible_sigma(result.x[:nu], agg, self.prior, self.lam)
-            return self._dual_point(sigma, agg)[1]
+            return self._dual_point(result.x[:nu], agg)[1]
         if result.row_duals is None:
             return result.bound
-        span = self._span(agg)
-        r = agg.x_sum.shape[1] if span is None else span.rank
-        solution = self._linear_solution(result.x[:r], float(result.x[r]), agg)
-        return self._linear_bounds(solution, result.row_duals, agg)[0]
+        return self._linear_dual_value(result.row_duals[:nu] + result.row_duals[nu:], agg)
 
     def _linear_solution(
         self, u: NDArray, beta: float, agg: PUAggregate, sigma: NDArray | None = None
@@ -708,46 +620,36 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             partition=agg.partition,
         )
 
-    def _linear_bounds(
-        self, solution: PUSolution, row_duals: NDArray, agg: PUAggregate
-    ) -> tuple[float, float]:
-        """(lower, upper) on F^t: the dual value at σ = a + b from the row duals of the two
-        hinge rows (made feasible), and the aggregated (5) at (w, β)."""
+    def _linear_dual_value(self, sigma: NDArray, agg: PUAggregate) -> float:
+        """The dual value −½‖w(σ)‖² + Σ min(σ, C − σ) ≤ F^t at σ (the σ = a + b of the primal's
+        row duals) made feasible, w(σ) = Σ_k ᾱ_k x̄_k (7)."""
         weight, labeled = agg.weight, agg.labeled
         c1, c2 = _constants(weight, labeled, self.prior, self.lam)
-        nu = int((~labeled).sum())
-        sigma = _feasible_sigma(row_duals[:nu] + row_duals[nu:], agg, self.prior, self.lam)
+        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
         alpha = np.where(labeled, c1 * weight, 0.0)
         alpha[~labeled] = -sigma
-        w_sigma = agg.xbar.T @ alpha  # w(σ) = Σ_k ᾱ_k x̄_k, (7)
+        w_sigma = agg.xbar.T @ alpha
         C = c2 * weight[~labeled]
-        lower = -0.5 * float(w_sigma @ w_sigma) + math.fsum(np.minimum(sigma, C - sigma))
-        f = agg.xbar @ solution.coef + solution.bias
-        upper = 0.5 * solution.norm_sq - c1 * float(weight[labeled] @ f[labeled])
-        upper += c2 * float(weight[~labeled] @ double_hinge(f[~labeled]))
-        return lower, upper
+        return -0.5 * float(w_sigma @ w_sigma) + math.fsum(np.minimum(sigma, C - sigma))
 
-    def _dual_point(self, sigma: NDArray, agg: PUAggregate) -> tuple[PUSolution, float, float]:
-        """(solution, lower bound, upper bound) on F^t at a feasible σ of the aggregated (6).
+    def _dual_point(self, sigma: NDArray, agg: PUAggregate) -> tuple[PUSolution, float]:
+        """(solution, lower bound on F^t) at σ of the aggregated (6), made feasible.
 
         α from (7) per cluster, spread over the members (α_i = ᾱ_k/|C_k|); β the best bias for
-        that α (robust to a σ near, not at, a bound, unlike (16)); the
-        lower bound is −((6) + ½ α_PᵀK̄_PPα_P), the upper bound the aggregated (5) at (α, β).
+        that α (robust to a σ near, not at, a bound, unlike (16)); the lower bound is
+        −((6) + ½ α_PᵀK̄_PPα_P).
         """
+        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
         K, weight, labeled = agg.gram, agg.weight, agg.labeled
         c1, c2 = _constants(weight, labeled, self.prior, self.lam)
         U = np.flatnonzero(~labeled)
         alpha = np.where(labeled, c1 * weight, 0.0)
         alpha[U] = -sigma
         F = K @ alpha  # f − β at the centroids
-        C = c2 * weight[U]
         beta = optimal_bias(F[U], weight[U], c1 * float(weight[labeled].sum()), c2)
         norm_sq = float(alpha @ F)
-        f = F + beta
-        upper = 0.5 * norm_sq - c1 * float(weight[labeled] @ f[labeled])
-        upper += c2 * float(weight[U] @ double_hinge(f[U]))
         # (6) = ½σᵀK_UUσ − σᵀK_UPα_P − Σ min(σ, C − σ) = ½αᵀKα − ½α_PᵀK_PPα_P − Σ min(σ, C − σ)
-        lower = -0.5 * norm_sq + math.fsum(np.minimum(sigma, C - sigma))
+        lower = -0.5 * norm_sq + math.fsum(np.minimum(sigma, c2 * weight[U] - sigma))
         cluster_sigma = np.zeros(weight.size)
         cluster_sigma[U] = sigma
         solution = PUSolution(
@@ -759,91 +661,43 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             labels=agg.partition.labels,
             partition=agg.partition,
         )
-        return solution, lower, upper
+        return solution, lower
 
-    def _checked_dual_solution(
-        self, sigma: NDArray, agg: PUAggregate, result: SolveResult | None
-    ) -> PUSolution:
-        """The solution at a generic solver's σ, refused when its duality gap is not closed."""
-        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
-        solution, lower, upper = self._dual_point(sigma, agg)
-        _check_gap(lower, upper, result)
-        return solution
-
-    # ------------------------------------------------------------------ USMO
-    def solve_special(
-        self,
-        solver: str,
-        agg: PUAggregate,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
-    ) -> tuple[PUSolution | None, SolveResult]:
-        """USMO on the aggregated rows (linear kernel, or singletons: the rows themselves) or on
-        the centroid Gram K̄ (kernel="precomputed"), warm-started from the previous σ.
-
-        Options: ``tol`` (KKT tolerance on f values, default 1e-8; USMO raises it to the
-        rounding floor of the data) and ``max_iter``. ``time_limit`` stops USMO with status
-        TIME_LIMIT (no solution).
-        """
-        unknown = set(options) - {"tol", "max_iter"}
-        if unknown:
-            raise InvalidParameterError(
-                f"Unknown USMO option(s) {sorted(unknown)}; USMO accepts 'tol' and 'max_iter'."
-            )
+    # ------------------------------------------------------------------ structure
+    def to_structure(self, kind: type, agg: PUAggregate, previous: Previous | None) -> PULearning:
+        """(5)/(6) on the weighted rows: the centroids with the model's kernel (linear kernel),
+        the rows themselves (singletons), else the centroid Gram K̄ (kernel="precomputed");
+        warm-started from the previous σ, each parent's shared by its children."""
         singletons = agg.weight.size == agg.partition.n
         if self.linear or singletons:
             X, kernel = agg.xbar, self.kernel
         else:
             X, kernel = agg.gram, "precomputed"
-        res_tol = options.get("tol", _USMO_TOL)
-        res = usmo(
-            X,
-            agg.labeled,
+        return PULearning(
+            X=X,
+            labeled=agg.labeled,
+            weight=agg.weight,
             prior=self.prior,
             lam=self.lam,
             kernel=kernel,
-            weights=agg.weight,
-            tol=res_tol,
-            max_iter=options.get("max_iter"),
-            init=_warm_start(agg, previous),
-            time_limit=time_limit,
+            start=_warm_start(agg, previous),
         )
-        status = {
-            "optimal": SolveStatus.OPTIMAL,
-            "iteration_limit": SolveStatus.ITERATION_LIMIT,
-            "time_limit": SolveStatus.TIME_LIMIT,
-            "stalled": SolveStatus.ERROR,
-        }[res.status]
-        result = SolveResult(
-            status=status,
-            objective=res.primal_objective,
-            bound=res.primal_objective - res.duality_gap,  # −(dual + ½α_PᵀK_PPα_P)
-            iterations=res.iterations,
-            message=f"usmo {res.status}, KKT violation {res.kkt_violation:.2e}"
-            + (f" (rounding floor {res.tolerance:.2e})" if res.tolerance > res_tol else ""),
-            info={"duality_gap": res.duality_gap, "kkt_tolerance": res.tolerance},
-            accuracy=float(options.get("tol", _USMO_TOL)),  # the KKT tolerance on f values
-        )
-        if status is not SolveStatus.OPTIMAL:
-            return None, result
-        return self._usmo_solution(res, agg), result
 
-    def _usmo_solution(self, res: USMOResult, agg: PUAggregate) -> PUSolution:
+    def from_structure(self, kind: type, answer: Any, agg: PUAggregate) -> PUSolution:
+        """The solution from the answer's σ (per unlabeled cluster), α, β, w, ‖f − β‖² and, for
+        singletons, f on the rows."""
         cluster_sigma = np.zeros(agg.weight.size)
-        cluster_sigma[~agg.labeled] = res.sigma
-        kernel = res.coef is None
+        cluster_sigma[~agg.labeled] = answer.sigma
+        kernel = answer.coef is None
         singletons = agg.weight.size == agg.partition.n
         return PUSolution(
-            bias=res.bias,
-            coef=res.coef,
-            norm_sq=res.norm_sq,
+            bias=answer.bias,
+            coef=answer.coef,
+            norm_sq=answer.norm_sq,
             cluster_sigma=cluster_sigma,
-            entry_coef=res.alpha / agg.weight if kernel else None,
+            entry_coef=answer.alpha / agg.weight if kernel else None,
             labels=agg.partition.labels if kernel else None,
-            train_decision=res.train_decision[agg.partition.labels] if singletons else None,
+            train_decision=answer.train_decision[agg.partition.labels] if singletons else None,
             partition=agg.partition,
         )
 
@@ -852,12 +706,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         self, data: PUData, solution: PUSolution, X: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """f(x) for the rows of X (default: the training rows)."""
-        if X is not None:
-            from aidopt.validation import check_predict_input
-
-            X = check_predict_input(X, data.m, type(self).__name__)
-        else:
-            X = data.X
+        X = data.X if X is None else check_predict_input(X, data.m, type(self).__name__)
         if solution.coef is not None:
             return X @ solution.coef + solution.bias
         alpha = solution.alpha
@@ -866,8 +715,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def training_scores(self, data: PUData, solution: PUSolution) -> NDArray[np.float64]:
         """f on the training rows; a kernel solution of the partition whose kernel sums H are
-        cached is scored as f = H (ᾱ/|C|) + β with no kernel evaluation (and a USMO solution of
-        the full problem carries f)."""
+        cached is scored as f = H (ᾱ/|C|) + β with no kernel evaluation (and a structure
+        solution of the full problem carries f)."""
         if solution.train_decision is not None:
             return solution.train_decision
         cache = self._kernel_cache
@@ -1064,18 +913,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return out
 
 
-def _check_gap(lower: float, upper: float, result: SolveResult | None) -> None:
-    """Refuse a reported optimum whose primal–dual gap is open (never return a wrong answer)."""
-    if upper - lower > _GAP_RTOL * max(1.0, abs(upper)):
-        who = "The solver" if result is None else f"The solver ({result.message or 'optimal'})"
-        raise SolverError(
-            f"{who} returned a PU solution that is not optimal: primal {upper:.10g}, dual "
-            f"{lower:.10g}, gap {upper - lower:.3g}. HiGHS 1.15's active-set QP solver is known to "
-            "fail on PU problems beyond a few hundred rows (cf. ERGO-Code/HiGHS#1363); use "
-            "solver='usmo'."
-        )
-
-
 def _feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:
     """σ clipped to its box and its sum set to π/(2λ) by spreading the residual over the room."""
     C = _constants(agg.weight, agg.labeled, prior, lam)[1] * agg.weight[~agg.labeled]
@@ -1097,35 +934,4 @@ def _warm_start(agg: PUAggregate, previous: Previous | None) -> NDArray | str:
     return sigma[~agg.labeled]
 
 
-# ---------------------------------------------------------------------- CLI hooks
-MODEL_CLASS = PUModel
-
-
-def add_cli_arguments(parser) -> None:
-    """Options of ``aidopt solve pu`` (the default solver here is USMO)."""
-    parser.add_argument("--prior", type=float, required=True, help="class prior π in (0, 1)")
-    parser.add_argument(
-        "--lambda", dest="lam", type=float, default=0.01, help="regularisation λ > 0 (0.01)"
-    )
-    parser.add_argument("--kernel", choices=("linear", "rbf", "poly"), default="linear")
-    parser.add_argument(
-        "--gamma",
-        type=float,
-        default=None,
-        help="γ of rbf/poly (default 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
-    )
-    parser.add_argument("--degree", type=int, default=None, help="degree of poly (3)")
-    parser.add_argument("--coef0", type=float, default=None, help="offset of poly (1)")
-
-
-def model_from_cli(args) -> PUModel:
-    from aidopt.validation import check_kernel_options
-
-    check_kernel_options(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
-    kernel = Kernel(
-        args.kernel,
-        gamma=args.gamma,
-        degree=3 if args.degree is None else args.degree,
-        coef0=1.0 if args.coef0 is None else args.coef0,
-    )
-    return PUModel(prior=args.prior, lam=args.lam, kernel=kernel)
+MODEL = PUModel

@@ -23,12 +23,13 @@ other way round; the aim is implemented).
 Exact pieces (see ``docs/s3vm.md``):
 
 * span reduction: w = Vᵀu with V an orthonormal basis of the centroid span (``aidopt.span``);
-  the model is solved in u ∈ ℝ^r, r ≤ K, which is what makes Gurobi's size-limited licence and
-  the separable outer approximation on HiGHS practical;
+  the model is solved in u ∈ ℝ^r, r ≤ K: few columns, and a diagonal Hessian (separable);
 * big-M from the data: an upper bound U on the aggregated optimum (the best of w = 0 and the
   previous iteration's hyperplane) gives ‖u‖ ≤ W = √(2U), a range for b (each labeled loss term
   is ≤ U) and so a range [f⁻_k, f⁺_k] for every score; M⁺_k = 1 − f⁻_k, M⁻_k = 1 + f⁺_k are then
-  never binding at an optimal point (checked again at the reported solution);
+  never binding at an optimal point (checked again at the reported solution). A local search
+  (Lemma 1 alternated with the convex QP, a weighted SVM, at the labels it fixes) lowers U, so
+  W and the M's, and gives the MIQP a start;
 * declustering (Prop. 5): labeled clusters split by 1 − y_i f(x_i) > 0; unlabeled clusters into
   up to four parts by (1 − d̄_k f(x_i) > 0, f(x_i) > 0), encoded as regimes 0..3;
 * the certificate. Prop. 5 claims that "every cluster pure" proves optimality; it does not: the
@@ -41,126 +42,43 @@ Exact pieces (see ``docs/s3vm.md``):
   bound L satisfies E^t − L ≤ cert_tol·max{1, |E^t|}. Otherwise the unlabeled clusters that its
   solution places inside the margin are halved along its hyperplane (regimes 4..7) and AID goes
   on. The aggregated optimum F^t is no lower bound (``gives_lower_bound = False``).
+
+Solve procedure (``solve_procedure``, several programs per iteration, on the user's solver): the
+local-search QPs, the MIQP (15) and, when every cluster is pure, the relaxation above, the MIQPs
+to a relative gap of 1e-9. A Pyomo MIQP solver by name solves the Pyomo model of (15) (``build``)
+and is certified only once every unlabeled cluster is a point (then (15) is a relaxation of (12)).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.certificate import Bound, DualPoint
 from aidopt.clustering import kmeans_one_pass
-from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.data.io import target_column
+from aidopt.contract import AggregatedModel, Evaluation, Previous, SubSolve
+from aidopt.data.containers import SemiSupervisedData
+from aidopt.deadline import deadline
 from aidopt.exceptions import AidoptError, DataError
+from aidopt.options import Option
 from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.span import CentroidSpan
-from aidopt.validation import (
-    check_bool,
-    check_choice,
-    check_feature_names,
-    check_int,
-    check_matrix,
-    check_real,
-)
+from aidopt.validation import check_predict_input
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
 
+S3VMData = SemiSupervisedData  # the data S3VM takes: X, y = ±1 labeled, 0 unlabeled
+
 _NEG, _POS, _UNL = 0, 1, 2  # entry groups: labeled −1, labeled +1, unlabeled
-_BALANCES = ("constraint", "cost", None)
-# Gurobi's default IntFeasTol (1e-5) lets d_k sit 1e-5 off 0/1, which the big-M turns into slack
-# of 1e-5·M; on SSL-book data that gave an "optimum" 0.75% below the true one (COIL2, F ≈ 7e-5).
-_DEFAULT_OPTIONS = {
-    "gurobi": {"MIPGap": 1e-9, "MIPGapAbs": 1e-10, "IntFeasTol": 1e-9, "IntegralityFocus": 1},
-    "highs": {"tol": 1e-8, "abs_tol": 1e-9},
-}
-
-
-# ---------------------------------------------------------------------- data
-@dataclass(frozen=True, eq=False)
-class S3VMData:
-    """Features X (n × m, dense or CSR) and labels y: ±1 on labeled rows, 0 on unlabeled rows.
-
-    ``classes`` = (value shown as −1, value shown as +1) in the user's target column.
-    """
-
-    X: NDArray[np.float64] | sp.csr_matrix
-    y: NDArray[np.float64]
-    feature_names: tuple[str, ...]
-    target_name: str = "y"
-    classes: tuple[Any, Any] = (-1, 1)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        X: ArrayLike | sp.spmatrix,
-        y: ArrayLike,
-        feature_names: list[str] | None = None,
-        target_name: str = "y",
-    ) -> S3VMData:
-        """``y`` holds the class of labeled rows and NaN (or None) on unlabeled rows."""
-        X = check_matrix(X, "X", accept_sparse=True)
-        target = pd.Series(np.asarray(y, dtype=object).ravel())
-        if target.shape[0] != X.shape[0]:
-            raise DataError(f"X has {X.shape[0]} rows but y has {target.shape[0]} entries.")
-        labeled = target.notna().to_numpy()
-        if not labeled.any():
-            raise DataError("No labeled rows: S3VM needs labeled rows of both classes.")
-        if labeled.all():
-            raise DataError(
-                "No unlabeled rows (an empty target marks one): S3VM needs unlabeled rows; "
-                "for labeled data only use a supervised SVM."
-            )
-        values = pd.unique(target[labeled])
-        if len(values) != 2:
-            raise DataError(
-                f"S3VM needs exactly two classes among the labeled rows; found {len(values)}: "
-                f"{sorted(map(str, values))}."
-            )
-        classes = _class_order(values)
-        signed = np.zeros(X.shape[0])
-        signed[labeled] = np.where(target[labeled].to_numpy() == classes[1], 1.0, -1.0)
-        names = check_feature_names(feature_names, X.shape[1])
-        return cls(X=X, y=signed, feature_names=names, target_name=target_name, classes=classes)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def m(self) -> int:
-        return int(self.X.shape[1])
-
-    @property
-    def labeled(self) -> NDArray[np.bool_]:
-        return self.y != 0
-
-    @property
-    def group(self) -> NDArray[np.int64]:
-        """Group of every entry: 0 labeled −1, 1 labeled +1, 2 unlabeled."""
-        return np.where(self.y > 0, _POS, np.where(self.y < 0, _NEG, _UNL)).astype(np.int64)
-
-
-def _class_order(values) -> tuple[Any, Any]:
-    """(−1 value, +1 value): ±1 kept as they are, else the sorted order (0/1 → −1/+1)."""
-    as_list = list(values)
-    try:
-        numeric = sorted(float(v) for v in as_list)
-        if numeric == [-1.0, 1.0]:
-            return (-1, 1)
-        return tuple(sorted(as_list, key=float))  # type: ignore[return-value]
-    except (TypeError, ValueError):
-        return tuple(sorted(as_list, key=str))  # type: ignore[return-value]
+_GAP = 1e-9  # relative MIP gap of every MIQP of the procedure (the certificate compares values)
 
 
 # ---------------------------------------------------------------------- aggregated data
@@ -243,8 +161,6 @@ class S3VMSolution:
     certificate: S3VMCertificate | None = None
 
     def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
-        from aidopt.validation import check_predict_input
-
         X = check_predict_input(X, self.w.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(X @ self.w).ravel() + self.b
 
@@ -255,80 +171,57 @@ class S3VMSolution:
 
 # ---------------------------------------------------------------------- the model
 class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
-    """S3VM (12)/(14)/(15). ``M_l``, ``M_u`` loss weights; ``balance`` as in §4.3.
+    """S3VM (12)/(14)/(15): min ½‖w‖² + M_l Σ hinge(labeled) + M_u Σ max{0, 1 − |f|}(unlabeled).
 
-    ``cert_tol``: relative tolerance of the certificate E^t − L ≤ cert_tol·max{1, |E^t|}.
-    ``min_clusters``: the paper's "at least 10 initial clusters" (§4.3); by default a floor on
-    the total K^0 (the unlabeled clustering takes up the slack), with ``min_clusters_per_group``
-    a floor on each of the three clusterings (labeled −1, labeled +1, unlabeled; capped at the
-    group's size, so l = 10 keeps the labeled entries as points). The paper does not say which.
-    Solvers: ``"gurobi"`` (the MIQP directly) and ``"highs"`` (exact outer approximation on
-    HiGHS' MILP, ``aidopt.solvers.outer_approximation``) both run the certificate; a Pyomo MIQP
-    solver by name solves the Pyomo model of (15) and is certified only once every unlabeled
-    cluster is a singleton (then (15) is itself a relaxation of (12)).
+    ``balance`` as in §4.3; ``cert_tol`` the relative tolerance of the certificate
+    E^t − L ≤ cert_tol·max{1, |E^t|}. ``min_clusters``: the paper's "at least 10 initial
+    clusters" (§4.3); by default a floor on the total K^0 (the unlabeled clustering takes up the
+    slack), with ``min_clusters_per_group`` a floor on each of the three clusterings (labeled −1,
+    labeled +1, unlabeled; capped at the group's size, so l = 10 keeps the labeled entries as
+    points). The paper does not say which.
     """
 
     name: ClassVar[str] = "s3vm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.MIQP
     gives_lower_bound: ClassVar[bool] = False
-    special_solvers: ClassVar[tuple[str, ...]] = ("gurobi", "highs")
+    data_type: ClassVar[type] = SemiSupervisedData
+    default_solver: ClassVar[str] = "highs-oa"  # the exact outer approximation on HiGHS
     citation: ClassVar[str] = (
         "Park & Klabjan (2016), §3.3, problems (12)-(16), Lemma 1, Prop. 5; "
         "Bennett & Demiriz (1999)"
     )
-
-    def __init__(
-        self,
-        M_l: float = 5.0,
-        M_u: float = 1.0,
-        balance: str | None = "constraint",
-        cert_tol: float = 1e-6,
-        min_clusters: int = 10,
-        min_clusters_per_group: bool = False,
-    ) -> None:
-        self.M_l = M_l
-        self.M_u = M_u
-        self.balance = balance
-        self.cert_tol = cert_tol
-        self.min_clusters = min_clusters
-        self.min_clusters_per_group = min_clusters_per_group
-
-    def check_params(self) -> None:
-        owner = type(self).__name__
-        check_real(self.M_l, "M_l", owner, low=0.0)
-        check_real(self.M_u, "M_u", owner, low=0.0)
-        check_choice(self.balance, "balance", owner, _BALANCES)
-        check_real(self.cert_tol, "cert_tol", owner, low=0.0, high=1.0, closed="left")
-        check_int(self.min_clusters, "min_clusters", owner, low=1)
-        check_bool(self.min_clusters_per_group, "min_clusters_per_group", owner)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "M_l": self.M_l,
-            "M_u": self.M_u,
-            "balance": self.balance,
-            "min_clusters": self.min_clusters,
-            "min_clusters_per_group": self.min_clusters_per_group,
-        }
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("M_l", 5.0, "M_l, the labeled loss weight of (12)", low=0.0, flag="--Ml"),
+        Option("M_u", 1.0, "M_u, the unlabeled loss weight of (12)", low=0.0, flag="--Mu"),
+        Option(
+            "balance",
+            "constraint",
+            "unbalanced-data technique of §4.3: the mean score of I_u = the mean label of I_l "
+            "('constraint'), M_l raised on the minority class ('cost'), or none",
+            kind=str,
+            choices=("constraint", "cost", None),
+            cli_values={"none": None},
+        ),
+        Option(
+            "cert_tol",
+            1e-6,
+            "relative tolerance of the certificate E^t − L ≤ cert_tol·max{1, |E^t|}",
+            low=0.0,
+            high=1.0,
+            closed="left",
+            cli=False,
+        ),
+        Option("min_clusters", 10, "at least this many initial clusters (§4.3)", kind=int, low=1),
+        Option(
+            "min_clusters_per_group",
+            False,
+            "apply --min-clusters to each of the three initial clusterings, not to the total",
+            kind=bool,
+            flag="--per-group",
+        ),
+    )
 
     # ------------------------------------------------------------------ data
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> S3VMData:
-        if target is None:
-            raise DataError("S3VM needs a target column (empty on unlabeled rows).")
-        y = target_column(frame, target)
-        features = frame.drop(columns=[target])
-        if features.shape[1] == 0:
-            raise DataError(f"No feature columns: the table has only the target column {target!r}.")
-        bad = [str(c) for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]
-        if bad:
-            raise DataError(f"Non-numeric feature columns: {', '.join(bad)}. Encode or drop them.")
-        return S3VMData.from_arrays(
-            features.to_numpy(dtype=np.float64),
-            y.to_numpy(dtype=object),
-            [str(c) for c in features.columns],
-            target,
-        )
-
     def check_data(self, data: S3VMData) -> None:
         counts = np.bincount(data.group, minlength=3)
         if counts[_NEG] == 0 or counts[_POS] == 0:
@@ -537,12 +430,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             col_upper=col_hi,
             Q=q,
             integer=integer,
-            meta={
-                "bounds": bounds,
-                "big_plus": big_plus,
-                "big_minus": big_minus,
-                "start": self._start_point(agg, bounds, margin),
-            },
+            start_point=self._start_point(agg, bounds, margin),
+            meta={"bounds": bounds, "big_plus": big_plus, "big_minus": big_minus},
         )
 
     def _bounds(
@@ -578,40 +467,36 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         b_lo = float(np.max(1.0 - upper / agg.cost[pos] - W * xt_norm[pos]))
         return _Bounds(upper=upper, W=W, b_lo=b_lo, b_hi=b_hi, start=candidates[best])
 
-    def _good_bounds(self, agg, previous, margin, clock: _Clock) -> _Bounds:
+    def _good_bounds(self, agg, previous, margin, solve: SubSolve) -> _Bounds:
         """:meth:`_bounds` with one more candidate: a local search from the best point (a
         tighter U gives a smaller W and big-M, and a MIP start)."""
         bounds = self._bounds(agg, previous, margin)
         margin = np.ones(agg.U.size) if margin is None else margin
-        found = self._local_search(agg, bounds.start, margin, clock)
+        found = self._local_search(agg, bounds.start, margin, solve)
         return self._bounds(agg, previous, margin, extra=found)
 
-    def _local_search(self, agg, start, margin, clock: _Clock, rounds: int = 10) -> list:
+    def _local_search(self, agg, start, margin, solve: SubSolve, rounds: int = 10) -> list:
         """Alternate d_k = sign f(x̄_k) (Lemma 1) and the convex QP (a weighted SVM) at that d.
 
         A heuristic that only tightens the bounds: it gets at most a quarter of the time left,
-        and a QP that fails, stalls (HiGHS 1.16 cycles on some: ``solve_convex_qp`` caps its
-        iterations) or runs out of time ends it with the best point so far."""
-        from aidopt.solvers.outer_approximation import solve_convex_qp
-
-        left = clock.remaining()
-        share = _Clock(None if left is None else 0.25 * left)
+        and a QP that fails, stalls or runs out of time ends it with the best point so far."""
+        left = solve.remaining()
         r, U = agg.span.rank, agg.U
         point, labels = start, None
-        for _ in range(rounds):
-            f = agg.xt @ point[:r] + point[r]
-            new = agg.kind.copy()
-            new[U] = np.where(f[U] >= 0, 1.0, -1.0)
-            if labels is not None and np.array_equal(new, labels):
-                break
-            labels = new
-            if share.remaining() == 0.0:
-                break
-            program = self._svm_program(agg, labels, margin)
-            result = solve_convex_qp(program, time_limit=share.remaining())
-            if result.status is not SolveStatus.OPTIMAL:
-                break  # the heuristic only tightens the bounds; nothing is lost
-            point = result.x[: r + 1]
+        with deadline(None if left is None else 0.25 * left):  # solve.remaining() sees it
+            for _ in range(rounds):
+                f = agg.xt @ point[:r] + point[r]
+                new = agg.kind.copy()
+                new[U] = np.where(f[U] >= 0, 1.0, -1.0)
+                if labels is not None and np.array_equal(new, labels):
+                    break
+                labels = new
+                if solve.remaining() == 0.0:
+                    break
+                result = solve.qp(self._svm_program(agg, labels, margin))
+                if result.status is not SolveStatus.OPTIMAL:
+                    break  # the heuristic only tightens the bounds; nothing is lost
+                point = result.x[: r + 1]
         return [point]
 
     def _svm_program(self, agg, labels, margin) -> MatrixProgram:
@@ -693,48 +578,24 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             "upper_bound_used": bounds.upper,
         }
 
-    # ------------------------------------------------------------------ special solvers
-    def solve_special(
-        self,
-        solver: str,
-        agg: S3VMAggregate,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
+    # ------------------------------------------------------------------ the solve procedure
+    def solve_procedure(
+        self, agg: S3VMAggregate, solve: SubSolve, previous: Previous | None
     ) -> tuple[S3VMSolution | None, SolveResult]:
-        """(15) on Gurobi or HiGHS-OA, then the certificate when every cluster is pure."""
-        from aidopt.solvers.gurobi import GurobiAdapter
-        from aidopt.solvers.outer_approximation import HighsOuterApproximation
-
-        opts = {**_DEFAULT_OPTIONS[solver], **options}
-        clock = _Clock(time_limit)
-
-        def solve(program: MatrixProgram) -> SolveResult:
-            if solver == "gurobi":
-                return GurobiAdapter().solve_program(
-                    program, time_limit=clock.remaining(), verbose=verbose, options=opts
-                )
-            return HighsOuterApproximation().solve_program(
-                program,
-                time_limit=clock.remaining(),
-                verbose=verbose,
-                options=opts,
-                start=program.meta["start"],
-            )
-
-        program = self._program(
-            agg, np.ones(agg.U.size), self._good_bounds(agg, previous, None, clock)
-        )
-        result = solve(program)
+        """The local search for the big-M, the MIQP (15), then the certificate when every
+        cluster is pure (module docstring), all on the user's solver."""
+        bounds = self._good_bounds(agg, previous, None, solve)
+        program = self._program(agg, np.ones(agg.U.size), bounds)
+        result = solve(program, gap=_GAP)
         if result.status is not SolveStatus.OPTIMAL:
             return None, result
-        solution = self._decode(result, agg, program.meta["bounds"])
-        certificate = self._certify(agg, solution, result, solve, clock)
+        solution = self._decode(result, agg, bounds)
+        certificate = self._certify(agg, solution, result, solve)
         return replace(solution, certificate=certificate), result
 
-    def _certify(self, agg, solution, result, solve, clock) -> S3VMCertificate | None:
+    def _certify(
+        self, agg: S3VMAggregate, solution: S3VMSolution, result: SolveResult, solve: SubSolve
+    ) -> S3VMCertificate | None:
         """The certificate of the module docstring; None while some cluster is impure."""
         data = agg.data
         f = solution.decision_function(data.X)
@@ -750,7 +611,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             bound, kind, hyperplane = result.bound, "exact-clusters", None
         else:
             margin = 1.0 - rho * W  # ρ is aligned with agg.U
-            relaxed = solve(self._program(agg, margin, self._good_bounds(agg, None, margin, clock)))
+            relaxed_bounds = self._good_bounds(agg, None, margin, solve)
+            relaxed = solve(self._program(agg, margin, relaxed_bounds), gap=_GAP)
             kind, hyperplane = "relaxed-margins", None
             bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
             if relaxed.x is not None:
@@ -904,7 +766,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
             "b": float(solution.b),
             "labels": [int(v) for v in labels],
-            "classes": {"-1": _plain(data.classes[0]), "1": _plain(data.classes[1])},
+            "classes": {"-1": data.classes[0], "1": data.classes[1]},
             "aggregated_objective": solution.aggregated_objective,
             "certificate": None
             if cert is None
@@ -919,50 +781,4 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         }
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
-
-
-class _Clock:
-    """Seconds left of a time limit shared by the solves of one iteration."""
-
-    def __init__(self, limit: float | None) -> None:
-        self._end = None if limit is None else time.perf_counter() + limit
-
-    def remaining(self) -> float | None:
-        return None if self._end is None else max(0.0, self._end - time.perf_counter())
-
-
-# ---------------------------------------------------------------------- CLI hooks
-MODEL_CLASS = S3VMModel
-
-
-def add_cli_arguments(parser) -> None:
-    """Options of ``aidopt solve s3vm``."""
-    parser.add_argument("--Ml", type=float, default=5.0, help="M_l, labeled loss weight (5)")
-    parser.add_argument("--Mu", type=float, default=1.0, help="M_u, unlabeled loss weight (1)")
-    parser.add_argument(
-        "--balance",
-        choices=("constraint", "cost", "none"),
-        default="constraint",
-        help="unbalanced-data technique of §4.3 (default: constraint)",
-    )
-    parser.add_argument(
-        "--min-clusters", type=int, default=10, help="at least this many initial clusters (10)"
-    )
-    parser.add_argument(
-        "--per-group",
-        action="store_true",
-        help="apply --min-clusters to each of the three initial clusterings, not to the total",
-    )
-
-
-def model_from_cli(args) -> S3VMModel:
-    balance = None if args.balance == "none" else args.balance
-    return S3VMModel(
-        M_l=args.Ml,
-        M_u=args.Mu,
-        balance=balance,
-        min_clusters=args.min_clusters,
-        min_clusters_per_group=args.per_group,
-    )
+MODEL = S3VMModel

@@ -17,41 +17,30 @@ Declustering (Prop. 3): regime_i = 1 if 1 − y_i(w̄ x_i + b̄) > 0 else 0; eve
 Dual recovery (§3.2): α̂_i = ᾱ_k / |C_k| for i ∈ C_k is feasible for the dual (6), gives the
 same w, and is dual optimal when every cluster is pure (:meth:`SVMSolution.entry_duals`).
 
-Matrix form (the fast path): the dual of (9) with w kept as free variables v,
+Matrix form: the dual of (9) with w kept as free variables v and α scaled to β = α/(M|C_k|),
 
-    min  ½‖v‖² − Σ_k α_k   s.t.  v − Σ_k α_k ȳ_k x̄_k = 0,  Σ_k α_k ȳ_k = 0,  0 ≤ α_k ≤ M|C_k|
+    min  ½‖v‖² − Σ_k M|C_k| β_k   s.t.  v − Σ_k β_k M|C_k| ȳ_k x̄_k = 0,  Σ_k β_k M|C_k| ȳ_k = 0,
+         0 ≤ β_k ≤ 1
 
-(:func:`dual_program`; α is scaled to [0, 1]), given to generic solvers such as Gurobi. From
-the returned α the model makes an exactly feasible ᾱ (clip to the box, rescale one class so
-that Σ ᾱ_k ȳ_k = 0), takes w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact minimiser b̄ of (9) over b for that
-w̄, and reports D(ᾱ) = Σ ᾱ_k − ½‖w̄‖² as the lower bound (weak duality: D(ᾱ) ≤ F^t ≤ E*), so
-no bound rests on a solver tolerance.
+(:func:`dual_program`). From the returned α the model makes an exactly feasible ᾱ (clip to the
+box, rescale one class so that Σ ᾱ_k ȳ_k = 0), takes w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact minimiser
+b̄ of (9) over b for that w̄, and reports D(ᾱ) = Σ ᾱ_k − ½‖w̄‖² (weak duality: D(ᾱ) ≤ F^t ≤ E*).
+The Pyomo model is (9) itself.
 
-HiGHS (``solver="highs"``) goes through the model's own route :func:`solve_dual_checked`:
-HiGHS 1.15's QP solver does not finish the primal (9) from a few hundred clusters on, and on
-the dual it sometimes reports "unbounded", fails, or returns NaN; the route tries three
-equivalent dual forms and accepts an answer only when its primal-dual gap on (9) is ≤ 1e-6.
-The Pyomo model (9) is solved on HiGHS with ``solver="pyomo:highs"`` (Pyomo's ``appsi_highs``
-has no quadratic objectives).
+Structure: (9) is the weighted soft-margin SVM on the centroids x̄_k with weights |C_k| and
+C = M (:class:`aidopt.structures.WeightedSVM`), what libsvm solves exactly (its dual ᾱ and b̄
+come back) and liblinear approximately (it penalises ½b² too: another problem, no bound).
 
-Special solvers (scikit-learn): ``libsvm`` = ``SVC(kernel="linear", C=M)`` with
-``sample_weight=|C_k|`` solves exactly the dual of (9) (libsvm's box is C·weight_k); the lower
-bound is again D(ᾱ) at its repaired dual point. ``liblinear`` = ``LinearSVC(loss="hinge",
-C=M, tol=1e-3, max_iter=100_000)`` with ``sample_weight=|C_k|`` adds the bias as a feature and so
-penalises ½b² as well: it solves a different problem, its optimum is no bound on (7), and the
-lower bound is reported as unavailable (None).
+Certificate (``lower_bound``): weak duality of (6) at the aggregated dual spread over the
+entries, or at the dual complementary slackness gives the primal (the better of the two).
 """
 
 from __future__ import annotations
 
-import time
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
@@ -68,117 +57,35 @@ from aidopt.certificate import (
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.data.io import feature_matrix, target_column
-from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
-from aidopt.exceptions import AidoptError, DataError, InvalidParameterError
+from aidopt.data.containers import BinaryData
+from aidopt.data.svm import GENERATOR
+from aidopt.exceptions import DataError
+from aidopt.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.options import Option, from_args
 from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.validation import check_feature_names, check_matrix, check_real
+from aidopt.sample_fits import linear_svm_fit
+from aidopt.solvers.base import SolveResult
+from aidopt.structures import SVMFit, WeightedSVM, feasible_dual
 
 __all__ = [
     "SVMAggregate",
     "SVMData",
     "SVMModel",
     "SVMSolution",
+    "cluster_duals",
     "dual_program",
-    "feasible_dual",
+    "entry_duals_in_box",
     "optimal_intercept",
     "per_class_partition",
-    "polish_on_face",
-    "solve_dual_checked",
+    "program_alpha",
+    "stratified_sample",
+    "training_accuracy",
 ]
 
-_LIBSVM_OPTIONS = frozenset({"tol", "cache_size", "max_iter", "shrinking"})
-_LIBLINEAR_OPTIONS = frozenset({"tol", "max_iter", "intercept_scaling", "random_state"})
-_LIBLINEAR_MAX_ITER = 10_000_000  # largest automatic iteration limit of liblinear on (9)
+SVMData = BinaryData  # the data an SVM takes: X (n × m), labels mapped to ±1
+
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
-_SAMPLE_MAX_ITER = 10_000  # liblinear iterations of that sample fit (an approximate fit is fine)
-_SAMPLE_TIME_SHARE = 0.25  # at most this share of the time left goes to the sample fit
-
-
-# ---------------------------------------------------------------------- data
-@dataclass(frozen=True, eq=False)
-class SVMData:
-    """Classification data: X (n × m) and labels y ∈ {−1, +1} (n,).
-
-    ``classes`` holds the original label values: ``classes[0]`` is mapped to −1 and
-    ``classes[1]`` to +1 (sorted order, as scikit-learn's ``classes_``).
-    """
-
-    X: NDArray[np.float64]
-    y: NDArray[np.float64]
-    classes: tuple[Any, Any]
-    feature_names: tuple[str, ...]
-    target_name: str = "y"
-
-    @classmethod
-    def from_arrays(
-        cls,
-        X: ArrayLike,
-        y: ArrayLike,
-        feature_names: list[str] | None = None,
-        target_name: str = "y",
-    ) -> SVMData:
-        """Validate X and map a label vector with exactly two distinct values to ±1."""
-        X = check_matrix(X, "X")
-        labels = np.asarray(y)
-        if labels.ndim == 2 and labels.shape[1] == 1:
-            labels = labels[:, 0]
-        if labels.ndim != 1:
-            raise DataError(f"y must be a 1-D array of labels, got shape {labels.shape}.")
-        if labels.shape[0] != X.shape[0]:
-            raise DataError(f"X has {X.shape[0]} rows but y has {labels.shape[0]} entries.")
-        missing = pd.isna(labels)
-        if missing.any():
-            raise DataError(
-                f"y contains {int(missing.sum())} missing (NaN) labels, first at index "
-                f"{int(np.flatnonzero(missing)[0])}."
-            )
-        try:
-            classes, codes = np.unique(labels, return_inverse=True)
-        except TypeError:  # mixed types that cannot be sorted
-            raise DataError("y mixes label types that cannot be compared.") from None
-        if classes.size != 2:
-            shown = ", ".join(repr(_python(c)) for c in classes[:10])
-            more = ", ..." if classes.size > 10 else ""
-            raise DataError(
-                "An SVM needs labels with exactly two distinct values; y has "
-                f"{classes.size} ({shown}{more})."
-            )
-        names = check_feature_names(feature_names, X.shape[1])
-        return cls(
-            X=X,
-            y=np.where(codes == 1, 1.0, -1.0),
-            classes=(_python(classes[0]), _python(classes[1])),
-            feature_names=names,
-            target_name=target_name,
-        )
-
-    @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> SVMData:
-        if target is None:
-            raise DataError("An SVM needs a target (label) column.")
-        y = target_column(frame, target)
-        X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, y.to_numpy(), names, target)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def m(self) -> int:
-        return int(self.X.shape[1])
-
-    def label_mapping(self) -> dict[str, Any]:
-        """{"-1": original value, "+1": original value}."""
-        return {"-1": self.classes[0], "+1": self.classes[1]}
-
-
-def _python(value: Any) -> Any:
-    """A numpy scalar as the plain Python value (for JSON)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 # ---------------------------------------------------------------------- shared pieces
@@ -214,24 +121,6 @@ def stratified_sample(y: NDArray[np.float64], size: int, rng: np.random.Generato
     return np.sort(np.concatenate(rows))
 
 
-def feasible_dual(
-    alpha: ArrayLike, y: NDArray[np.float64], upper: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """A point of {0 ≤ α ≤ upper, Σ α_k y_k = 0} next to ``alpha`` (a solver's dual answer).
-
-    Clip to the box, then scale down the class whose Σα is larger so that the two classes
-    balance; scaling down keeps the box, so the result is dual feasible up to rounding.
-    """
-    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
-    pos, neg = y > 0, y < 0
-    s_pos, s_neg = a[pos].sum(), a[neg].sum()
-    if s_pos > s_neg:
-        a[pos] *= s_neg / s_pos
-    elif s_neg > s_pos:
-        a[neg] *= s_pos / s_neg
-    return a
-
-
 def optimal_intercept(
     g: NDArray[np.float64], y: NDArray[np.float64], cost: NDArray[np.float64]
 ) -> float:
@@ -251,45 +140,20 @@ def optimal_intercept(
     return float(0.5 * (bk[lo] + bk[hi]))
 
 
-DUAL_FORMS = ("scaled", "sparse", "dense")
-_DENSE_MAX = 5000  # clusters up to which the dense form is tried (K² Hessian: 1.5 GB at 5,000)
-_GAP_RTOL = 1e-6  # an answer is accepted when its own primal-dual gap on (9) is this small
-
-
 def dual_program(
-    features: NDArray[np.float64],
-    y: NDArray[np.float64],
-    upper: NDArray[np.float64],
-    form: str = "scaled",
-    gram: NDArray[np.float64] | None = None,
+    features: NDArray[np.float64], y: NDArray[np.float64], upper: NDArray[np.float64]
 ) -> MatrixProgram:
     """The dual of the weighted SVM, max Σα − ½‖Σ α_k y_k φ_k‖² s.t. Σ α_k y_k = 0,
-    0 ≤ α ≤ upper, as a minimisation in one of three equivalent forms:
+    0 ≤ α ≤ upper, as a convex QP with α = upper∘β and w kept as free columns v:
 
-    * ``scaled``: α = upper∘β, columns (v, β):  min ½‖v‖² − Σ_k u_k β_k
-      s.t. v − Σ_k β_k u_k y_k φ_k = 0,  Σ_k β_k u_k y_k = 0,  0 ≤ β ≤ 1;
-    * ``sparse``: the same with α itself as the columns (bounds 0 ≤ α ≤ upper);
-    * ``dense``: no v, Hessian Q_kq = y_k y_q G_kq with G = Φ Φᵀ (or ``gram``, e.g. K̄):
-      min ½ αᵀQα − Σ α_k  s.t. Σ α_k y_k = 0,  0 ≤ α ≤ upper.
+        min ½‖v‖² − Σ_k u_k β_k   s.t.  v − Σ_k β_k u_k y_k φ_k = 0,  Σ_k β_k u_k y_k = 0,
+            0 ≤ β ≤ 1   (u = upper).
 
-    ``features`` holds φ_k as rows (centroids x̄_k, or a factor L with L Lᵀ = K̄). The columns
-    of α (or β) are the last K; ``meta["alpha_scale"]`` maps them to α.
+    ``features`` holds φ_k as rows (centroids x̄_k, or a factor L with L Lᵀ = K̄). Columns
+    (v, β): β are the last K.
     """
     K, r = features.shape
-    if form == "dense":
-        G = features @ features.T if gram is None else gram
-        return MatrixProgram(
-            c=-np.ones(K),
-            A=sp.csc_matrix(y[None, :]),
-            row_lower=np.zeros(1),
-            row_upper=np.zeros(1),
-            col_lower=np.zeros(K),
-            col_upper=upper.copy(),
-            Q=sp.csc_matrix(G * np.outer(y, y)),
-            meta={"alpha_scale": np.ones(K)},
-        )
-    scale = upper if form == "scaled" else np.ones(K)
-    coef = y * scale
+    coef = y * upper
     A = sp.vstack(
         [
             sp.hstack([sp.eye(r), sp.csr_matrix(-(features * coef[:, None]).T)]),
@@ -297,131 +161,21 @@ def dual_program(
         ]
     ).tocsc()
     return MatrixProgram(
-        c=np.r_[np.zeros(r), -scale],
+        c=np.r_[np.zeros(r), -upper],
         A=A,
         row_lower=np.zeros(r + 1),
         row_upper=np.zeros(r + 1),
         col_lower=np.r_[np.full(r, -np.inf), np.zeros(K)],
-        col_upper=np.r_[np.full(r, np.inf), upper / scale],
+        col_upper=np.r_[np.full(r, np.inf), np.ones(K)],
         Q=sp.diags(np.r_[np.ones(r), np.zeros(K)], format="csc"),
-        meta={"alpha_scale": scale},
     )
 
 
-def program_alpha(program: MatrixProgram, x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """α from the solution of a :func:`dual_program` (its last K columns, rescaled)."""
-    scale = program.meta["alpha_scale"]
-    return x[x.size - scale.size :] * scale
-
-
-def polish_on_face(
-    alpha: NDArray[np.float64],
-    y: NDArray[np.float64],
-    upper: NDArray[np.float64],
-    signed_gram_times: Callable[[NDArray[np.float64]], NDArray[np.float64]],
-    signed_gram_block: Callable[[NDArray[np.int64]], NDArray[np.float64]],
-) -> NDArray[np.float64] | None:
-    """Solve the dual exactly on the face of the box that ``alpha`` identifies.
-
-    With Q the signed Gram (Q_kq = y_k y_q ⟨φ_k, φ_q⟩), the α at a bound (within 1e-8 of it)
-    are fixed there and the free set F solves the KKT system of min ½αᵀQα − Σα on that face:
-    Q_FF α_F + λ y_F = 1 − Q_F,fixed α_fixed,  y_Fᵀ α_F = −y_fixedᵀ α_fixed (least squares, Q_FF
-    may be singular). Returns None when F is empty or too large (> 2,000) or the answer leaves
-    the box by more than rounding; the caller keeps whichever point certifies better.
-    """
-    at_lower = alpha <= 1e-8 * upper
-    at_upper = alpha >= (1 - 1e-8) * upper
-    free = np.flatnonzero(~at_lower & ~at_upper)
-    if free.size == 0 or free.size > 2000:
-        return None
-    base = np.where(at_upper, upper, 0.0)
-    rhs = 1.0 - signed_gram_times(base)[free]
-    n_f = free.size
-    system = np.zeros((n_f + 1, n_f + 1))
-    system[:n_f, :n_f] = signed_gram_block(free)
-    system[:n_f, n_f] = system[n_f, :n_f] = y[free]
-    solution = np.linalg.lstsq(system, np.r_[rhs, -(y @ base)], rcond=None)[0][:n_f]
-    slack = 1e-9 * upper[free]
-    if np.any(solution < -slack) or np.any(solution > upper[free] + slack):
-        return None
-    polished = base.copy()
-    polished[free] = solution
-    return polished
-
-
-def solve_dual_checked(
-    make_program: Callable[[str], MatrixProgram],
-    n_clusters: int,
-    certify: Callable[[NDArray[np.float64]], tuple[float, float]],
-    y: NDArray[np.float64],
-    upper: NDArray[np.float64],
-    polish: Callable[[NDArray[np.float64]], NDArray[np.float64] | None],
-    *,
-    time_limit: float | None,
-    verbose: bool,
-    options: dict[str, Any],
-) -> tuple[NDArray[np.float64] | None, SolveResult]:
-    """The dual QP by HiGHS, trying the forms of :func:`dual_program` in turn.
-
-    HiGHS 1.15's QP solver is not reliable on these problems (measured on 564 aggregated SVM
-    problems from AID runs: each form fails on 0.4-2% of them — "unbounded" on a QP whose
-    variables are all bounded, an internal error, or "optimal" with NaN values — but never all
-    three on the same problem). HiGHS stops at 1e-7 tolerances, which heavy cluster weights
-    amplify in the primal value, so each answer is first polished on its face of the box
-    (``polish``, e.g. :func:`polish_on_face`). An answer is accepted only when it is finite and
-    its own certificate holds: with ᾱ the repaired dual point, ``certify(ᾱ)`` = (D(ᾱ), P) where
-    P is (9) at the primal point of ᾱ, and P − D(ᾱ) ≤ 1e-6·|P|. Then ᾱ is 1e-6-optimal whatever the
-    solver's status said, and D(ᾱ) is a valid lower bound. If no form passes, the result has
-    status ``error`` and says why each form failed.
-    """
-    from aidopt.exceptions import SolverError
-    from aidopt.solvers import get_solver
-
-    adapter = get_solver("highs")
-    failures, seconds, start = [], 0.0, time.perf_counter()
-    for form in DUAL_FORMS:
-        if form == "dense" and n_clusters > _DENSE_MAX:
-            continue
-        remaining = None if time_limit is None else time_limit - (time.perf_counter() - start)
-        if remaining is not None and remaining <= 0:
-            return None, SolveResult(status=SolveStatus.TIME_LIMIT, seconds=seconds)
-        program = make_program(form)
-        try:
-            result = adapter.solve_program(
-                program, time_limit=remaining, verbose=verbose, options=options
-            )
-        except SolverError as exc:
-            failures.append(f"{form}: {exc}")
-            continue
-        seconds += result.seconds
-        if result.status is SolveStatus.TIME_LIMIT:
-            return None, replace(result, seconds=seconds)
-        if result.status is not SolveStatus.OPTIMAL or not np.all(np.isfinite(result.x)):
-            failures.append(f"{form}: {result.status.value} {result.message}".strip())
-            continue
-        alpha = feasible_dual(program_alpha(program, result.x), y, upper)
-        lower, primal = certify(alpha)
-        polished = polish(alpha)
-        if polished is not None:
-            polished = feasible_dual(polished, y, upper)
-            p_lower, p_primal = certify(polished)
-            if p_primal - p_lower < primal - lower:
-                alpha, lower, primal = polished, p_lower, p_primal
-        if primal - lower <= _GAP_RTOL * max(1.0, abs(primal)):
-            return alpha, replace(
-                result,
-                objective=primal,
-                bound=lower,
-                seconds=seconds,
-                message=f"optimal ({form} dual form)",
-                info={**result.info, "failed_forms": failures},
-            )
-        failures.append(f"{form}: its answer has primal-dual gap {primal - lower:.3g}")
-    return None, SolveResult(
-        status=SolveStatus.ERROR,
-        seconds=seconds,
-        message="HiGHS failed on every dual form: " + "; ".join(failures),
-    )
+def program_alpha(
+    result: SolveResult, y: NDArray[np.float64], upper: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The exactly feasible ᾱ next to a solved :func:`dual_program`'s α = upper∘β."""
+    return feasible_dual(result.x[-upper.size :] * upper, y, upper)
 
 
 def entry_duals_in_box(
@@ -478,7 +232,7 @@ class SVMSolution:
     def entry_duals(self) -> NDArray[np.float64]:
         """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified)."""
         if self.alpha is None or self.cluster_labels is None:
-            raise ValueError("this solution carries no dual values (liblinear gives none)")
+            raise ValueError("this solution carries no dual values (its solver gave none)")
         return cluster_duals(self.cluster_labels, self.alpha)
 
 
@@ -488,34 +242,57 @@ def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, N
     return float(alpha.sum() - 0.5 * (w @ w)), w
 
 
-def _aggregated_value(agg: SVMAggregate, M: float, w: NDArray, b: float) -> float:
-    """The objective of (9) at (w, b) with the best slacks."""
-    hinge = np.maximum(0.0, 1.0 - agg.label * (agg.xbar @ w + b))
-    return float(0.5 * (w @ w) + M * (agg.weight @ hinge))
-
-
 # ---------------------------------------------------------------------- the model
 class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
-    """Linear SVM (7)/(9) with penalty ``M`` (the paper's experiments use M = 0.1)."""
+    """Linear SVM (7)/(9): min ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)}.
+
+    ``M`` is the penalty (libsvm's C; the paper's experiments use M = 0.1). On the command line
+    ``--kernel rbf|poly`` (with ``--gamma``, ``--degree``, ``--coef0``) chooses the kernel SVM
+    of Appendix B instead (:class:`aidopt.models.svm_kernel.KernelSVMModel`).
+    """
 
     name: ClassVar[str] = "svm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
-    special_solvers: ClassVar[tuple[str, ...]] = ("highs", "libsvm", "liblinear")
+    data_type: ClassVar[type] = BinaryData
+    structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.2, problems (7), (9), (10), Props. 3-4"
+    generator: ClassVar[Any] = GENERATOR
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("M", 0.1, "penalty M of (7) (libsvm's C)", low=0.0),
+    )
+    cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
+        "linear: the primal (9); rbf/poly: the aggregated dual (21) of Appendix B"
+    )
 
-    def __init__(self, M: float = 0.1) -> None:
-        self.M = M
+    @classmethod
+    def from_options(
+        cls,
+        kernel: str = "linear",
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+        **values: Any,
+    ) -> AggregatedModel:
+        """The linear SVM, or the kernel SVM (21) for ``kernel`` rbf or poly (γ None: 1/m,
+        degree None: 3, coef0 None: 1.0; the options a kernel does not use are ignored, as
+        :class:`~aidopt.models.svm_kernel.KernelSVMModel` ignores them)."""
+        if kernel == "linear":
+            return cls(**values)
+        from aidopt.models.svm_kernel import KernelSVMModel
 
-    def check_params(self) -> None:
-        check_real(self.M, "M", type(self).__name__, low=0.0)
+        k = kernel_from_flags(kernel, gamma, degree, coef0, strict=False)
+        return KernelSVMModel(
+            kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0, **values
+        )
 
-    def summary(self) -> dict[str, Any]:
-        return {"M": self.M, "kernel": "linear"}
-
-    # ------------------------------------------------------------------ data
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> SVMData:
-        return SVMData.from_frame(frame, target)
+    @classmethod
+    def from_cli(cls, args: Any) -> AggregatedModel:
+        """As :meth:`from_options`, but a kernel flag that the chosen ``--kernel`` ignores
+        (``--gamma`` with linear, ``--coef0`` with rbf, ...) is an error, not silently dropped."""
+        values = from_args((*cls.options, *cls.cli_extras), args)
+        kernel_from_flags(values["kernel"], values["gamma"], values["degree"], values["coef0"])
+        return cls.from_options(**values)
 
     # ------------------------------------------------------------------ clustering
     def default_rate(self, data: SVMData) -> float:
@@ -529,35 +306,10 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         return per_class_partition(data.y, data.X @ w0 + b0, rate, rng)
 
     def _sample_hyperplane(self, X, y, scale: float, rng) -> tuple[NDArray, float]:
-        """liblinear on the sample with C = M·n/|sample| (each row stands for n/|sample|).
-
-        It only places C^0: at most ``_SAMPLE_MAX_ITER`` iterations, and under a time limit
-        at most a quarter of the time left (in a child process killed then); a fit that is
-        stopped or fails gives way to the class-mean direction w = mean₊ − mean₋."""
-        from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
-        from sklearn.svm import LinearSVC
-
-        fit = LinearSVC(
-            loss="hinge",
-            C=self.M * scale,
-            max_iter=_SAMPLE_MAX_ITER,
-            random_state=int(rng.integers(2**31 - 1)),
-        )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SkConvergenceWarning)  # only places C^0
-            try:
-                fit = call_with_timeout(
-                    fit.fit,
-                    X,
-                    y,
-                    timeout=budget(share=_SAMPLE_TIME_SHARE),
-                    what="the sample fit that places the initial clusters",
-                )
-            except (TimeLimitReached, AidoptError):
-                plus, minus = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0)
-                w = plus - minus
-                return w, -0.5 * float(w @ (plus + minus))
-        return fit.coef_[0], float(fit.intercept_[0])
+        """A hinge-loss SVM on the sample with C = M·n/|sample| (each row stands for
+        n/|sample|): :func:`aidopt.sample_fits.linear_svm_fit` (capped; the class-mean
+        direction when it is stopped or fails)."""
+        return linear_svm_fit(X, y, self.M * scale, int(rng.integers(2**31 - 1)))
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> SVMAggregate:
@@ -610,19 +362,15 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     # ------------------------------------------------------------------ matrix form (dual)
     def matrix_program(self, agg: SVMAggregate, previous: Previous | None = None) -> MatrixProgram:
-        """The dual of (9) in the scaled form of :func:`dual_program` (generic solvers)."""
+        """The dual of (9) in the scaled form of :func:`dual_program`."""
         return dual_program(agg.xbar, agg.label, self.M * agg.weight)
 
     def solution_from_program(self, result: SolveResult, agg: SVMAggregate) -> SVMSolution:
-        return self._dual_solution(agg, self._program_alpha(result, agg))
+        return self._dual_solution(agg, program_alpha(result, agg.label, self.M * agg.weight))
 
     def program_bound(self, result: SolveResult, agg: SVMAggregate) -> float | None:
         """D(ᾱ) at the repaired dual point: a lower bound on F^t by weak duality."""
-        return _dual_value(agg, self._program_alpha(result, agg))[0]
-
-    def _program_alpha(self, result: SolveResult, agg: SVMAggregate) -> NDArray[np.float64]:
-        upper = self.M * agg.weight
-        return feasible_dual(result.x[-upper.size :] * upper, agg.label, upper)
+        return _dual_value(agg, program_alpha(result, agg.label, self.M * agg.weight))[0]
 
     def _dual_solution(self, agg: SVMAggregate, alpha: NDArray[np.float64]) -> SVMSolution:
         """w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact best b̄ of (9) for it."""
@@ -632,134 +380,22 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             w=w, b=b, alpha=alpha, cluster_labels=agg.partition.labels, partition=agg.partition
         )
 
-    # ------------------------------------------------------------------ special solvers
-    def solve_special(
-        self,
-        solver: str,
-        agg: SVMAggregate,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
-    ) -> tuple[SVMSolution | None, SolveResult]:
-        """(9) by HiGHS (checked dual forms), libsvm (exact problem, bound D(ᾱ)) or liblinear
-        (penalises b: no bound). scikit-learn cannot stop on a time limit."""
-        if solver == "highs":
-            return self._solve_highs(agg, time_limit, verbose, options)
-        if solver == "libsvm":
-            return self._solve_libsvm(agg, verbose, options)
-        if solver == "liblinear":
-            return self._solve_liblinear(agg, verbose, options)
-        raise NotImplementedError(f"{type(self).__name__} has no special solver {solver!r}")
+    # ------------------------------------------------------------------ structure
+    def to_structure(self, kind: type, agg: SVMAggregate, previous: Previous | None) -> WeightedSVM:
+        """(9) as the weighted SVM on the centroids x̄_k, weights |C_k|, C = M."""
+        return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, features=agg.xbar)
 
-    def _solve_highs(self, agg, time_limit, verbose, options):
-        upper = self.M * agg.weight
-
-        def certify(alpha):
-            solution = self._dual_solution(agg, alpha)
-            lower = _dual_value(agg, alpha)[0]
-            return lower, _aggregated_value(agg, self.M, solution.w, solution.b)
-
-        Z = agg.xbar * agg.label[:, None]  # rows ȳ_k x̄_k: Q = Z Zᵀ
-
-        def polish(alpha):
-            return polish_on_face(
-                alpha, agg.label, upper, lambda a: Z @ (a @ Z), lambda f: Z[f] @ Z[f].T
-            )
-
-        alpha, result = solve_dual_checked(
-            lambda form: dual_program(agg.xbar, agg.label, upper, form),
-            upper.size,
-            certify,
-            agg.label,
-            upper,
-            polish,
-            time_limit=time_limit,
-            verbose=verbose,
-            options=options,
-        )
-        return (None if alpha is None else self._dual_solution(agg, alpha)), result
-
-    def _solve_libsvm(
-        self, agg, verbose, options, time_limit: float | None = None
-    ) -> tuple[SVMSolution | None, SolveResult]:
-        """libsvm (SVC) on the weighted centroids; under a time limit (``time_limit`` or the
-        run's deadline, whichever is sooner) in a child process killed at the limit, which
-        gives status TIME_LIMIT and no solution."""
-        from sklearn.svm import SVC
-
-        kwargs = {"tol": 1e-3, **_checked_options(options, _LIBSVM_OPTIONS, "libsvm")}
-        fit = SVC(kernel="linear", C=self.M, verbose=verbose, **kwargs)
-        start = time.perf_counter()
-        try:
-            fit = call_with_timeout(
-                fit.fit,
-                agg.xbar,
-                agg.label,
-                sample_weight=agg.weight,
-                timeout=budget(time_limit),
-                what="libsvm",
-            )
-        except TimeLimitReached as exc:
-            return None, _time_limit_result(exc, time.perf_counter() - start)
-        seconds = time.perf_counter() - start
-        alpha = np.zeros(agg.weight.size)
-        alpha[fit.support_] = np.abs(fit.dual_coef_[0])
-        alpha = feasible_dual(alpha, agg.label, self.M * agg.weight)
-        solution = SVMSolution(
-            w=fit.coef_[0].copy(),
-            b=float(fit.intercept_[0]),
-            alpha=alpha,
+    def from_structure(self, kind: type, answer: SVMFit, agg: SVMAggregate) -> SVMSolution:
+        """(w, b) and, when the solver gives it (one that solves (9) exactly), the dual ᾱ."""
+        if answer.alpha is None:
+            return SVMSolution(w=answer.w, b=answer.b)
+        return SVMSolution(
+            w=answer.w,
+            b=answer.b,
+            alpha=answer.alpha,
             cluster_labels=agg.partition.labels,
+            partition=agg.partition,
         )
-        return solution, _library_result(
-            fit,
-            agg,
-            self.M,
-            solution,
-            _dual_value(agg, alpha)[0],
-            seconds,
-            refine=_tighter_tol(kwargs["tol"]),
-        )
-
-    def _solve_liblinear(
-        self, agg, verbose, options, time_limit: float | None = None
-    ) -> tuple[SVMSolution | None, SolveResult]:
-        """liblinear (LinearSVC, hinge loss) on the weighted centroids. It penalises b, so it
-        solves a different problem than (9): the result is marked ``exact=False`` and has no
-        bound. Time limit as for libsvm."""
-        from sklearn.svm import LinearSVC
-
-        chosen = _checked_options(options, _LIBLINEAR_OPTIONS, "liblinear")
-        kwargs = {"tol": 1e-3, "max_iter": 100_000, "random_state": 0, **chosen}  # the paper's
-        start = time.perf_counter()
-        limit = budget(time_limit)
-        while True:
-            fit = LinearSVC(loss="hinge", dual=True, C=self.M, verbose=int(verbose), **kwargs)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # an iteration limit is reported by the status
-                try:
-                    fit = call_with_timeout(
-                        fit.fit,
-                        agg.xbar,
-                        agg.label,
-                        sample_weight=agg.weight,
-                        timeout=None if limit is None else limit - (time.perf_counter() - start),
-                        what="liblinear",
-                    )
-                except TimeLimitReached as exc:
-                    return None, _time_limit_result(exc, time.perf_counter() - start, exact=False)
-            limited = np.max(fit.n_iter_) >= kwargs["max_iter"]
-            # Heavy weights |C_k| slow liblinear's coordinate descent down on the small
-            # aggregated problems (100,000 iterations can miss on 11 clusters); iterations cost
-            # O(K) there, so the default limit grows tenfold, up to _LIBLINEAR_MAX_ITER.
-            if not limited or "max_iter" in chosen or kwargs["max_iter"] >= _LIBLINEAR_MAX_ITER:
-                break
-            kwargs["max_iter"] *= 10
-        seconds = time.perf_counter() - start
-        solution = SVMSolution(w=fit.coef_[0].copy(), b=float(fit.intercept_[0]))
-        return solution, _library_result(fit, agg, self.M, solution, None, seconds, exact=False)
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(self, data: SVMData, solution: SVMSolution) -> Evaluation:
@@ -885,82 +521,4 @@ def training_accuracy(data: SVMData, decision: NDArray[np.float64]) -> float:
     return float(np.mean(np.where(decision > 0, 1.0, -1.0) == data.y))
 
 
-def _checked_options(options: dict[str, Any], allowed: frozenset[str], solver: str) -> dict:
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise InvalidParameterError(
-            f"The solver_options of '{solver}' must be among {sorted(allowed)}. "
-            f"Got {unknown} instead."
-        )
-    return dict(options)
-
-
-def _library_result(
-    fit, agg, M, solution, bound, seconds, exact: bool = True, refine: dict | None = None
-) -> SolveResult:
-    """A SolveResult for a scikit-learn fit: objective (9) at its (w, b), our dual bound;
-    ``exact=False`` for liblinear, which solves (9) with b penalised (a different problem);
-    ``refine``: the options of a more accurate libsvm solve (see :func:`_tighter_tol`)."""
-    n_iter = int(np.max(fit.n_iter_))
-    stopped = getattr(fit, "fit_status_", 0) != 0 or (
-        hasattr(fit, "max_iter") and fit.max_iter > 0 and n_iter >= fit.max_iter
-    )
-    status = SolveStatus.ITERATION_LIMIT if stopped else SolveStatus.OPTIMAL
-    return SolveResult(
-        status=status,
-        objective=_aggregated_value(agg, M, solution.w, solution.b),
-        bound=bound,
-        seconds=seconds,
-        iterations=n_iter,
-        message="optimal" if not stopped else f"iteration limit ({n_iter} iterations)",
-        exact=exact,
-        refine=refine,
-    )
-
-
-def _tighter_tol(tol: float) -> dict[str, float] | None:
-    """libsvm's stopping tolerance (on its KKT gradient) 100 times smaller, down to 1e-12: what
-    the driver asks for when the clusters are pure but the proven gap is too wide."""
-    return None if tol <= 1e-12 else {"tol": max(tol / 100.0, 1e-12)}
-
-
-def _time_limit_result(exc: TimeLimitReached, seconds: float, exact: bool = True) -> SolveResult:
-    """The SolveResult of a scikit-learn fit stopped at the time limit (no solution)."""
-    return SolveResult(
-        status=SolveStatus.TIME_LIMIT, seconds=seconds, message=str(exc), exact=exact
-    )
-
-
-# ---------------------------------------------------------------------- CLI hooks
-MODEL_CLASS = SVMModel
-
-
-def add_cli_arguments(parser) -> None:
-    """Options of ``aidopt solve svm`` (``--kernel rbf|poly`` routes to the kernel dual (21))."""
-    parser.add_argument("--M", type=float, default=0.1, help="penalty M (libsvm's C), 0.1")
-    parser.add_argument(
-        "--kernel",
-        choices=("linear", "rbf", "poly"),
-        default="linear",
-        help="linear: primal (9); rbf/poly: the aggregated dual (21) of Appendix B",
-    )
-    parser.add_argument("--gamma", type=float, default=None, help="γ of rbf/poly (1/m)")
-    parser.add_argument("--degree", type=int, default=None, help="degree of poly (3)")
-    parser.add_argument("--coef0", type=float, default=None, help="offset of poly (1.0)")
-
-
-def model_from_cli(args) -> AggregatedModel:
-    from aidopt.validation import check_kernel_options
-
-    check_kernel_options(args.kernel, gamma=args.gamma, degree=args.degree, coef0=args.coef0)
-    if args.kernel == "linear":
-        return SVMModel(M=args.M)
-    from aidopt.models.svm_kernel import KernelSVMModel
-
-    return KernelSVMModel(
-        M=args.M,
-        kernel=args.kernel,
-        gamma=args.gamma,
-        degree=3 if args.degree is None else args.degree,
-        coef0=1.0 if args.coef0 is None else args.coef0,
-    )
+MODEL = SVMModel

@@ -22,89 +22,59 @@ E^t = ½‖w̄‖² + M Σ_i max{0, 1 − y_i f(x_i)} with ‖w̄‖² = Σ_{k,q
 regime_i = 1 if 1 − y_i f(x_i) > 0 else 0 (the split rule of §3.2).
 
 Costs. The centroid Gram is built block by block from kernel rows K(x_i, ·) and never holds
-the n × n matrix: memory is K̄ itself (8K² bytes), one block of at most 2^22 kernel entries
-(32 MiB) and its K-column cluster sums. After a split only the rows of the split clusters are
-recomputed (O(|R| n m) for the |R| entries of split clusters; the first iteration is O(n² m));
-the decision values cost O(n · n_SV · m) per iteration, n_SV = the entries of clusters with
-ᾱ_k > 0. ``aidopt solve svm --full`` on this model builds the full n × n Gram (memory 8n²).
+the n × n matrix: memory is K̄ itself (8K² bytes), one block of at most 2^21 kernel entries
+(16 MiB, :func:`aidopt.kernels.kernel_times`) and at most 2^22 of their cluster sums. After a
+split only the rows of the split clusters are recomputed (O(|R| n m) for the |R| entries of
+split clusters; the first iteration is O(n² m)); the decision values cost O(n · n_SV · m) per
+iteration, n_SV = the entries of clusters with ᾱ_k > 0. ``aidopt solve svm --full`` on this
+model builds the full n × n Gram (memory 8n²).
 
-Solvers: ``libsvm`` = ``SVC(kernel="precomputed", C=M)`` on K̄ with ``sample_weight=|C_k|``,
-which is (21) exactly. Generic solvers (Gurobi) get (21) in factored form: with K̄ = L Lᵀ
+Forms. The Pyomo model is (21) itself. Matrix form: (21) factored, with K̄ = L Lᵀ
 (eigendecomposition, eigenvalues below 1e-12·λ_max dropped), the dual with free v = Lᵀ(α∘ȳ) and
-an identity Hessian (``models/svm.py``, ``dual_program``). HiGHS goes through the checked route
-``solve_dual_checked`` (factored forms, then K̄ as a dense Hessian), as for the linear SVM.
-Whatever the solver returns, the model repairs α to exact feasibility, reports D(ᾱ) with the
-exact K̄ as the lower bound, and takes b̄ as the exact minimiser of (20) over b for the w̄ of ᾱ
-(libsvm: its own b̄).
+an identity Hessian (:func:`aidopt.models.svm.dual_program`). Structure: the weighted SVM with
+the Gram matrix K̄, weights |C_k| and C = M (:class:`aidopt.structures.WeightedSVM`, libsvm's
+``kernel="precomputed"``). Whatever the solver returns, the model repairs α to exact
+feasibility, reports D(ᾱ) with the exact K̄ as the lower bound, and takes b̄ as the exact
+minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 """
 
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
 from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
-from aidopt.exceptions import AidoptError, DataError, SolverCapabilityError
-from aidopt.kernels import Kernel, squared_norms
+from aidopt.data.containers import BinaryData
+from aidopt.exceptions import DataError
+from aidopt.kernels import Kernel, kernel_times
 from aidopt.models.svm import (
-    _LIBSVM_OPTIONS,
     SVMData,
-    _checked_options,
-    _python,
-    _tighter_tol,
-    _time_limit_result,
     cluster_duals,
     dual_program,
-    feasible_dual,
     optimal_intercept,
     per_class_partition,
-    polish_on_face,
-    solve_dual_checked,
+    program_alpha,
     stratified_sample,
     training_accuracy,
 )
+from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.validation import check_choice, check_int, check_real
+from aidopt.sample_fits import kernel_svm_scores
+from aidopt.solvers.base import SolveResult
+from aidopt.structures import SVMFit, WeightedSVM, feasible_dual
 
 __all__ = ["KernelSVMAggregate", "KernelSVMModel", "KernelSVMSolution", "centroid_gram_sums"]
 
-_BLOCK_ENTRIES = 1 << 22  # kernel entries per block (32 MiB of float64)
+_BLOCK_ENTRIES = 1 << 22  # cluster sums Σ_{j∈C_q} K(x_i, x_j) held per pass (32 MiB of float64)
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplane
-_SAMPLE_MAX_ITER = 100_000  # libsvm iterations of that sample fit (an approximate fit is fine)
-_SAMPLE_TIME_SHARE = 0.25  # at most this share of the time left goes to the sample fit
-
-
-def kernel_times(
-    kernel: Kernel,
-    A: NDArray[np.float64],
-    sq_a: NDArray[np.float64],
-    B: NDArray[np.float64],
-    sq_b: NDArray[np.float64],
-    right: NDArray[np.float64] | sp.spmatrix,
-) -> NDArray[np.float64]:
-    """K(A, B) @ right, computed in row blocks of A (never more than 2^22 kernel entries)."""
-    rows = max(1, _BLOCK_ENTRIES // max(1, B.shape[0]))
-    out_shape = (A.shape[0],) if np.ndim(right) == 1 else (A.shape[0], right.shape[1])
-    out = np.empty(out_shape)
-    d = A.shape[1]
-    for start in range(0, A.shape[0], rows):
-        stop = min(start + rows, A.shape[0])
-        block = kernel.from_inner(A[start:stop] @ B.T, sq_a[start:stop], sq_b, d)
-        out[start:stop] = right.T.dot(block.T).T if sp.issparse(right) else block @ right
-    return out
 
 
 def centroid_gram_sums(
@@ -115,15 +85,14 @@ def centroid_gram_sums(
     With ``rows`` (entry indices) only the contributions of those entries are summed, i.e. the
     rows of T for the clusters that contain them (all of whose entries must be in ``rows``).
     """
-    sq = squared_norms(X)
     S = partition.indicator()  # K × n
     K = partition.n_clusters
     idx = np.arange(X.shape[0]) if rows is None else rows
     T = np.zeros((K, K))
-    step = max(1, _BLOCK_ENTRIES // max(1, X.shape[0]))
+    step = max(1, _BLOCK_ENTRIES // max(1, K))
     for start in range(0, idx.size, step):
         part = idx[start : start + step]
-        P = kernel_times(kernel, X[part], sq[part], X, sq, S.T)  # |part| × K: Σ_{j∈C_q} K(x_i,x_j)
+        P = kernel_times(kernel, X[part], X, S.T)  # |part| × K: Σ_{j∈C_q} K(x_i, x_j)
         owner = sp.csr_matrix(
             (np.ones(part.size), (partition.labels[part], np.arange(part.size))),
             shape=(K, part.size),
@@ -167,8 +136,7 @@ class KernelSVMSolution:
         X = check_predict_input(X, sv.shape[1], type(self).__name__)
         if sv.shape[0] == 0:
             return np.full(X.shape[0], self.intercept)
-        f = kernel_times(self.kernel, X, squared_norms(X), sv, squared_norms(sv), self.dual_coef)
-        return f + self.intercept
+        return kernel_times(self.kernel, X, sv, self.dual_coef) + self.intercept
 
     def entry_duals(self) -> NDArray[np.float64]:
         """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified)."""
@@ -177,89 +145,59 @@ class KernelSVMSolution:
 
 class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolution]):
     """Kernel SVM (6)/(21) with penalty ``M``; kernel ∈ {linear, rbf, poly} (scikit-learn's
-    conventions: rbf exp(−γ‖a−b‖²), poly (γ⟨a,b⟩ + coef0)^degree; γ = None means 1/m)."""
+    conventions: rbf exp(−γ‖a−b‖²), poly (γ⟨a,b⟩ + coef0)^degree; γ = None means 1/m).
+
+    Not registered on its own: ``aidopt solve svm --kernel rbf|poly`` reaches it through
+    :meth:`aidopt.models.svm.SVMModel.from_options`, and results name it ``svm``.
+    """
 
     name: ClassVar[str] = "svm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
-    special_solvers: ClassVar[tuple[str, ...]] = ("highs", "libsvm", "liblinear")
+    data_type: ClassVar[type] = BinaryData
+    structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     citation: ClassVar[str] = "Park & Klabjan (2016), Appendix B, problems (20)-(21)"
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("M", 0.1, "penalty M of (6) (libsvm's C)", low=0.0),
+        Option(
+            "kernel",
+            "rbf",
+            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
+            kind=str,
+            choices=("linear", "rbf", "poly"),
+        ),
+        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
+        Option("degree", 3, "degree of poly", kind=int, low=1),
+        Option("coef0", 1.0, "offset of poly"),
+    )
 
-    def __init__(
-        self,
-        M: float = 0.1,
-        kernel: str = "rbf",
-        gamma: float | None = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-    ) -> None:
-        self.M = M
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self._cache: tuple[NDArray, NDArray, NDArray] | None = None  # (X, labels, T)
-
-    def check_params(self) -> None:
-        owner = type(self).__name__
-        check_real(self.M, "M", owner, low=0.0)
-        check_choice(self.kernel, "kernel", owner, ("linear", "rbf", "poly"))
-        check_real(self.gamma, "gamma", owner, low=0.0, allow_none=True)
-        check_int(self.degree, "degree", owner, low=1)
-        check_real(self.coef0, "coef0", owner)
+    #: (X, labels, T) of the last aggregate, so that a split recomputes only the split clusters
+    _cache: tuple[NDArray, NDArray, NDArray] | None = None
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
         gamma = self.gamma if self.gamma is not None else 1.0 / m
         return Kernel(self.kernel, float(gamma), self.degree, float(self.coef0))
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "M": self.M,
-            "kernel": self.kernel,
-            "gamma": self.gamma,
-            "degree": self.degree,
-            "coef0": self.coef0,
-        }
-
     # ------------------------------------------------------------------ data / clustering
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> SVMData:
-        return SVMData.from_frame(frame, target)
-
     def default_rate(self, data: SVMData) -> float:
         """r^0 = max{1.1m/n, 0.0001}, as for the linear SVM."""
         return min(1.0, max(1.1 * data.m / data.n, 0.0001))
 
     def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
         """Appendix B's alternative: a kernel SVM on a small sample, then one 1-D k-means pass
-        per class on the decision values f_sample(x_i) of all entries.
-
-        The sample fit only places C^0: at most ``_SAMPLE_MAX_ITER`` libsvm iterations, and
-        under a time limit at most a quarter of the time left (in a child process killed then);
-        a fit that is stopped or fails gives way to the difference of the kernel means of the
-        two classes, f(x) = mean₊ k(x, ·) − mean₋ k(x, ·)."""
-        from sklearn.svm import SVC
-
-        kernel = self.kernel_for(data.m)
+        per class on the decision values f_sample(x_i) of all entries
+        (:func:`aidopt.sample_fits.kernel_svm_scores`: capped; the difference of the kernel
+        means of the two classes when the fit is stopped or fails)."""
         rows = stratified_sample(data.y, max(_SAMPLE_MIN, 5 * data.m), rng)
-        Xs, ys = data.X[rows], data.y[rows]
-        fit = SVC(kernel="precomputed", C=self.M * data.n / rows.size, max_iter=_SAMPLE_MAX_ITER)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an unconverged sample fit only places C^0
-            try:
-                fit = call_with_timeout(
-                    fit.fit,
-                    kernel(Xs, Xs),
-                    ys,
-                    timeout=budget(share=_SAMPLE_TIME_SHARE),
-                    what="the sample fit that places the initial clusters",
-                )
-                sv, coef, intercept = Xs[fit.support_], fit.dual_coef_[0], fit.intercept_[0]
-            except (TimeLimitReached, AidoptError):
-                coef = np.where(ys > 0, 1.0 / (ys > 0).sum(), -1.0 / (ys < 0).sum())
-                sv, intercept = Xs, 0.0
-        score = kernel_times(kernel, data.X, squared_norms(data.X), sv, squared_norms(sv), coef)
-        return per_class_partition(data.y, score + intercept, rate, rng)
+        score = kernel_svm_scores(
+            self.kernel_for(data.m),
+            data.X,
+            data.X[rows],
+            data.y[rows],
+            self.M * data.n / rows.size,
+        )
+        return per_class_partition(data.y, score, rate, rng)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> KernelSVMAggregate:
@@ -322,21 +260,17 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     def matrix_program(
         self, agg: KernelSVMAggregate, previous: Previous | None = None
     ) -> MatrixProgram:
-        """(21) in the factored, scaled form of ``dual_program`` (generic solvers)."""
+        """(21) in the factored, scaled form of ``dual_program``."""
         return dual_program(self._factor(agg), agg.label, self.M * agg.weight)
 
     def solution_from_program(
         self, result: SolveResult, agg: KernelSVMAggregate
     ) -> KernelSVMSolution:
-        return self._solution(agg, self._program_alpha(result, agg))
+        return self._solution(agg, program_alpha(result, agg.label, self.M * agg.weight))
 
     def program_bound(self, result: SolveResult, agg: KernelSVMAggregate) -> float | None:
         """D(ᾱ) with the exact K̄ at the repaired dual point: a lower bound on F^t."""
-        return self._dual_value(agg, self._program_alpha(result, agg))
-
-    def _program_alpha(self, result: SolveResult, agg: KernelSVMAggregate) -> NDArray:
-        upper = self.M * agg.weight
-        return feasible_dual(result.x[-upper.size :] * upper, agg.label, upper)
+        return self._dual_value(agg, program_alpha(result, agg.label, self.M * agg.weight))
 
     @staticmethod
     def _factor(agg: KernelSVMAggregate) -> NDArray[np.float64]:
@@ -352,89 +286,18 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         ay = alpha * agg.label
         return float(alpha.sum() - 0.5 * ay @ agg.gram @ ay)
 
-    def solve_special(
-        self,
-        solver: str,
-        agg: KernelSVMAggregate,
-        *,
-        time_limit: float | None,
-        verbose: bool,
-        options: dict[str, Any],
-        previous: Previous | None,
-    ) -> tuple[KernelSVMSolution | None, SolveResult]:
-        """(21) by HiGHS (checked dual forms) or libsvm on the precomputed centroid Gram."""
-        if solver == "liblinear":
-            raise SolverCapabilityError(
-                "Solver 'liblinear' handles only the linear kernel; use libsvm, highs or "
-                "gurobi for the kernel SVM (or --kernel linear)."
-            )
-        if solver == "highs":
-            return self._solve_highs(agg, time_limit, verbose, options)
-        if solver != "libsvm":
-            raise NotImplementedError(f"{type(self).__name__} has no special solver {solver!r}")
-        from sklearn.svm import SVC
+    # ------------------------------------------------------------------ structure
+    def to_structure(
+        self, kind: type, agg: KernelSVMAggregate, previous: Previous | None
+    ) -> WeightedSVM:
+        """(21) as the weighted SVM with the Gram matrix K̄, weights |C_k|, C = M."""
+        return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, gram=agg.gram)
 
-        kwargs = {"tol": 1e-3, **_checked_options(options, _LIBSVM_OPTIONS, "libsvm")}
-        fit = SVC(kernel="precomputed", C=self.M, verbose=verbose, **kwargs)
-        start = time.perf_counter()
-        try:  # libsvm has no time limit: under one it runs in a child process killed then
-            fit = call_with_timeout(
-                fit.fit,
-                agg.gram,
-                agg.label,
-                sample_weight=agg.weight,
-                timeout=budget(time_limit),
-                what="libsvm",
-            )
-        except TimeLimitReached as exc:
-            return None, _time_limit_result(exc, time.perf_counter() - start)
-        seconds = time.perf_counter() - start
-        alpha = np.zeros(agg.label.size)
-        alpha[fit.support_] = np.abs(fit.dual_coef_[0])
-        alpha = feasible_dual(alpha, agg.label, self.M * agg.weight)
-        solution = self._solution(agg, alpha, float(fit.intercept_[0]))
-        stopped = fit.fit_status_ != 0
-        return solution, SolveResult(
-            status=SolveStatus.ITERATION_LIMIT if stopped else SolveStatus.OPTIMAL,
-            objective=self._primal_value(agg, solution),
-            bound=self._dual_value(agg, alpha),
-            seconds=seconds,
-            iterations=int(np.max(fit.n_iter_)),
-            message="iteration limit" if stopped else "optimal",
-            refine=_tighter_tol(kwargs["tol"]),
-        )
-
-    def _solve_highs(self, agg, time_limit, verbose, options):
-        upper, L = self.M * agg.weight, self._factor(agg)
-
-        def certify(alpha):
-            return self._dual_value(agg, alpha), self._primal_value(agg, self._solution(agg, alpha))
-
-        Q = agg.gram * np.outer(agg.label, agg.label)  # the signed centroid Gram
-
-        def polish(alpha):
-            return polish_on_face(
-                alpha, agg.label, upper, lambda a: Q @ a, lambda f: Q[np.ix_(f, f)]
-            )
-
-        alpha, result = solve_dual_checked(
-            lambda form: dual_program(L, agg.label, upper, form, gram=agg.gram),
-            upper.size,
-            certify,
-            agg.label,
-            upper,
-            polish,
-            time_limit=time_limit,
-            verbose=verbose,
-            options=options,
-        )
-        return (None if alpha is None else self._solution(agg, alpha)), result
-
-    def _primal_value(self, agg: KernelSVMAggregate, solution: KernelSVMSolution) -> float:
-        """(20) at the solution: ½‖w̄‖² + M Σ_k |C_k| max{0, 1 − ȳ_k(w̄·φ̄_k + b̄)}."""
-        g = agg.gram @ (solution.alpha * agg.label)
-        hinge = np.maximum(0.0, 1.0 - agg.label * (g + solution.intercept))
-        return float(0.5 * solution.norm_sq + self.M * agg.weight @ hinge)
+    def from_structure(
+        self, kind: type, answer: SVMFit, agg: KernelSVMAggregate
+    ) -> KernelSVMSolution:
+        """The classifier of the solver's ᾱ, with its b̄."""
+        return self._solution(agg, answer.alpha, answer.b)
 
     def _solution(
         self, agg: KernelSVMAggregate, alpha: NDArray[np.float64], b: float | None = None
@@ -549,9 +412,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         support = np.flatnonzero(alpha)
         sv, coef = data.X[support], (alpha * data.y)[support]
         kernel = self.kernel_for(data.m)
-        norm_sq = float(
-            coef @ kernel_times(kernel, sv, squared_norms(sv), sv, squared_norms(sv), coef)
-        )
+        norm_sq = float(coef @ kernel_times(kernel, sv, sv, coef))
         return KernelSVMSolution(
             alpha=alpha,
             cluster_labels=np.arange(data.n),
@@ -569,7 +430,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             "labels": data.label_mapping(),
             "kernel": {
                 "kind": solution.kernel.kind,
-                "gamma": _python(solution.kernel.gamma),
+                "gamma": solution.kernel.gamma,
                 "degree": solution.kernel.degree,
                 "coef0": solution.kernel.coef0,
             },

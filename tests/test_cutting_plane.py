@@ -9,17 +9,17 @@ import scipy.sparse as sp
 from sklearn.svm import SVC
 
 from aidopt import AIDSolver
-from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.models.cutting_plane import (
+from aidopt.baselines.cutting_plane import (
     Cuts,
     build_master,
-    capped_simplex_qp,
     master_from_pyomo,
     one_slack_svm,
     solve_master,
 )
+from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.models.svm import SVMData, SVMModel
 from aidopt.solvers import get_solver
+from aidopt.solvers.active_set import capped_simplex_qp
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.pyomo import PyomoAdapter
 

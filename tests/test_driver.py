@@ -24,8 +24,10 @@ from aidopt.exceptions import (
 )
 from aidopt.partition import Partition
 from aidopt.program import ProblemClass
+from aidopt.registry import register_solver
 from aidopt.result import HISTORY_COLUMNS
-from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.structures import Structure
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,43 @@ class ToyData:
         return 1
 
 
+@dataclass(frozen=True, eq=False)
+class WeightedMedian(Structure):
+    """min_c Σ_k w_k |ȳ_k − c|, with what the test scripted for this solve."""
+
+    title = "weighted median"
+    ybar: np.ndarray
+    weight: np.ndarray
+    scripted: object = None
+
+
+class ExactMedian(SolverAdapter):
+    """A solver of the toy structure, in closed form (registered as 'exact')."""
+
+    NAME = "exact"
+    STRUCTURES = frozenset({WeightedMedian})
+
+    def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
+        if isinstance(structure.scripted, Exception):
+            raise structure.scripted
+        if isinstance(structure.scripted, SolveStatus):
+            return None, SolveResult(status=structure.scripted, message="scripted")
+        ybar, w = structure.ybar, structure.weight
+        order = np.argsort(ybar)
+        cum = np.cumsum(w[order])
+        c = float(ybar[order][np.searchsorted(cum, cum[-1] / 2)])
+        value = float(np.sum(w * np.abs(ybar - c)))
+        return c, SolveResult(status=SolveStatus.OPTIMAL, objective=value, bound=value)
+
+
+register_solver("exact", ExactMedian)
+
+
 class MedianModel(AggregatedModel):
     name = "median"
     problem_class = ProblemClass.LP
     gives_lower_bound = True
-    special_solvers = ("exact",)
+    structures = (WeightedMedian,)
 
     def __init__(self, script=None):
         self.script = script or {}  # iteration → exception or status to produce
@@ -70,19 +104,12 @@ class MedianModel(AggregatedModel):
     def extract(self, model, agg):
         raise NotImplementedError
 
-    def solve_special(self, solver, agg, *, time_limit, verbose, options, previous):
+    def to_structure(self, kind, agg, previous):
         self.calls += 1
-        scripted = self.script.get(self.calls)
-        if isinstance(scripted, Exception):
-            raise scripted
-        if isinstance(scripted, SolveStatus):
-            return None, SolveResult(status=scripted, message="scripted")
-        ybar, w = agg
-        order = np.argsort(ybar)
-        cum = np.cumsum(w[order])
-        c = float(ybar[order][np.searchsorted(cum, cum[-1] / 2)])
-        value = float(np.sum(w * np.abs(ybar - c)))
-        return c, SolveResult(status=SolveStatus.OPTIMAL, objective=value, bound=value)
+        return WeightedMedian(agg[0], agg[1], self.script.get(self.calls))
+
+    def from_structure(self, kind, answer, agg):
+        return answer
 
     def evaluate(self, data, solution):
         r = data.y - solution

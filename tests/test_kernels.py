@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernels import Kernel, squared_norms
+from aidopt.kernels import Kernel, kernel_times, squared_norms
 
 KERNELS = [
     (Kernel("linear"), {}),
@@ -122,3 +122,22 @@ def test_bad_shapes() -> None:
         Kernel("linear")(A, B[:, :4])
     with pytest.raises(DataError, match="A must be a 2-D array"):
         Kernel("rbf")(A[0], B)
+
+
+@pytest.mark.parametrize(("kernel", "sk_params"), KERNELS, ids=lambda v: str(v))
+def test_kernel_times_is_the_blocked_product(kernel: Kernel, sk_params: dict, monkeypatch) -> None:
+    import aidopt.kernels as kernels
+
+    A, B = _data(5)
+    K = pairwise_kernels(A, B, metric=kernel.kind, **sk_params)
+    rng = np.random.default_rng(6)
+    v, V = rng.normal(size=B.shape[0]), rng.normal(size=(B.shape[0], 4))
+    S = sp.random(B.shape[0], 3, density=0.5, random_state=7, format="csr")
+    monkeypatch.setattr(kernels, "_BLOCK_ENTRIES", 2 * B.shape[0])  # blocks of 2 rows of A
+    for a, b in [(A, B), (sp.csr_matrix(A), sp.csr_matrix(B))]:
+        np.testing.assert_allclose(kernel_times(kernel, a, b, v), K @ v, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(kernel_times(kernel, a, b, V), K @ V, rtol=1e-12, atol=1e-12)
+        got = kernel_times(kernel, a, b, S)
+        np.testing.assert_allclose(got, K @ S.toarray(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(DataError, match="same number of features"):
+        kernel_times(kernel, A, B[:, :4], v)

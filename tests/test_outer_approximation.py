@@ -165,7 +165,7 @@ def coil2_local_search_qp():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(oa, "solve_convex_qp", capture)
         with pytest.raises(Captured) as info:
-            AIDSolver(model, solver="highs", max_iter=1, rate=0.01, random_state=0).solve(data)
+            AIDSolver(model, solver="highs-oa", max_iter=1, rate=0.01, random_state=0).solve(data)
     return info.value.args[0]
 
 

@@ -1,4 +1,5 @@
-"""`aidopt bench pu`: a tiny scaling grid in chunks (--append), and one cell of Table III."""
+"""`aidopt bench pu`: a tiny scaling grid in chunks (--append), and one cell of Table III
+(`--part tables`)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 
 
 def test_scaling_chunks_append(tmp_path) -> None:
+    """The scaling study is the spec (the generic harness; `--part scaling`, `--kernels`: the
+    old spellings of the default and of `--workloads`): pu_runs.csv and pu_summary.md."""
     argv = ["bench", "pu", "--part", "scaling", "--kernels", "linear", "--sizes-linear", "400"]
     argv += ["--time-limit", "60", "--append", "--out", str(tmp_path)]
     assert main([*argv, "--methods", "full-clarabel,usmo,aid-usmo"]) == 0
     methods = "full-gurobi" if HAS_GUROBI else "aid-highs"
     assert main([*argv, "--methods", methods]) == 0
-    runs = pd.read_csv(tmp_path / "pu_scaling.csv")
+    runs = pd.read_csv(tmp_path / "pu_runs.csv")
     assert runs.method.tolist() == ["full-clarabel", "usmo", "aid-usmo", methods]
     ok = runs[runs.status == "optimal"].set_index("method")
     reference = ok.loc["full-clarabel", "objective"]
@@ -29,7 +32,7 @@ def test_scaling_chunks_append(tmp_path) -> None:
         assert ok.loc[method, "peak_mb"] > 0
     if HAS_GUROBI:  # 400 rows: the full QP is over the pip licence's 200 variables
         assert runs.status.iloc[-1] == "solver_limit"
-    table = (tmp_path / "pu_scaling.md").read_text()
+    table = (tmp_path / "pu_summary.md").read_text()
     assert table.count("| linear | 400 |") == 4  # the markdown is rebuilt from all chunks
     assert (tmp_path / "pu_scaling.png").stat().st_size > 0
 

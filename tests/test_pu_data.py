@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from aidopt.data.pu import (
+    GENERATOR,
     PAPER_PRIORS,
     UCI_SETS,
     f1_majority,
@@ -78,6 +79,17 @@ def test_paper_split_and_generator() -> None:
     assert np.all(y[labeled] == 1) and prior_u == pytest.approx(y[~labeled].mean())
     again = make_pu(2000, 4, prior=0.4, seed=2)
     np.testing.assert_array_equal(again[0], X)
+
+
+def test_generator_is_make_pu_as_a_table() -> None:
+    """``aidopt generate pu``: today's flags, columns x1..xm and the target s of make_pu."""
+    flags = [o.cli_flag for o in GENERATOR.options]
+    assert flags == ["--n", "--m", "--prior", "--labeled-fraction", "--separation"]
+    frame = GENERATOR.make(seed=3, n=500, m=2, prior=0.3, labeled_fraction=0.5, separation=1.0)
+    X, _, labeled, _ = make_pu(500, 2, prior=0.3, labeled_fraction=0.5, separation=1.0, seed=3)
+    assert list(frame.columns) == ["x1", "x2", "s"]
+    np.testing.assert_array_equal(frame[["x1", "x2"]].to_numpy(), X)
+    np.testing.assert_array_equal(frame["s"].to_numpy(), labeled.astype(int))
 
 
 @needs_uci

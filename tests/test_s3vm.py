@@ -18,12 +18,13 @@ from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterErr
 from aidopt.models.s3vm import S3VMData, S3VMModel
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram
+from aidopt.routes import solve_aggregated
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.highs import HighsAdapter
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 needs_gurobi = pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy is not installed")
-SOLVERS = [pytest.param("gurobi", marks=needs_gurobi), "highs"]
+SOLVERS = [pytest.param("gurobi", marks=needs_gurobi), "highs-oa"]
 BALANCES = ["constraint", "cost", None]
 
 
@@ -98,10 +99,10 @@ def test_aid_full_miqp_gurobi_and_highs_oa_agree(seed, balance):
     data = S3VMData.from_arrays(X, y)
     model = S3VMModel(M_l=2.0, M_u=0.3, balance=balance)
     full_gurobi = AIDSolver(model, solver="gurobi").solve_full(data)
-    full_highs = AIDSolver(model, solver="highs").solve_full(data)
+    full_highs = AIDSolver(model, solver="highs-oa").solve_full(data)
     assert full_gurobi.certified and full_highs.certified
     assert full_highs.objective == pytest.approx(full_gurobi.objective, rel=1e-6)
-    for solver in ("gurobi", "highs"):
+    for solver in ("gurobi", "highs-oa"):
         aid = AIDSolver(model, solver=solver, rate=0.2, random_state=seed).solve(data)
         assert aid.status is AIDStatus.OPTIMAL
         assert aid.objective == pytest.approx(full_gurobi.objective, rel=1e-6)
@@ -132,7 +133,7 @@ def test_per_group_floor_reaches_the_same_certified_optimum():
     data = S3VMData.from_arrays(X, y)
     reference = brute_force(X, y, 1.0, 0.5, "constraint")
     model = S3VMModel(M_l=1.0, M_u=0.5, min_clusters=3, min_clusters_per_group=True)
-    result = AIDSolver(model, solver="highs", rate=0.1, random_state=5).solve(data)
+    result = AIDSolver(model, solver="highs-oa", rate=0.1, random_state=5).solve(data)
     assert result.status is AIDStatus.OPTIMAL
     assert result.objective == pytest.approx(reference, rel=1e-6)
 
@@ -191,14 +192,12 @@ def test_prop5_purity_alone_is_not_a_certificate():
     groups = [4, 7, 7, 5, 1, 8, 0, 6, 3, 2, 7, 6]
     partition = Partition.from_labels(np.r_[np.arange(4), 4 + np.array(groups)])
     agg = model.aggregate(data, partition)
-    solution, result = model.solve_special(
-        "highs", agg, time_limit=None, verbose=False, options={}, previous=None
-    )
+    solution, result = solve_aggregated(model, agg, "highs-oa")
     f = solution.decision_function(X)
     assert not partition.impure(model._prop5_regimes(data, f, solution)).any()  # Prop. 5 holds
     evaluation = model.evaluate(data, solution)
     assert evaluation.objective == pytest.approx(result.objective, rel=1e-7)  # E^t = F^t
-    optimum = AIDSolver(model, solver="highs").solve_full(data).objective  # certified (points)
+    optimum = AIDSolver(model, solver="highs-oa").solve_full(data).objective  # certified (points)
     assert optimum < evaluation.objective * (1 - 1e-3)  # ... and yet not optimal
     cert = solution.certificate
     assert not cert.certified and cert.lower_bound <= optimum + 1e-9
@@ -209,7 +208,7 @@ def test_iteration_limit_is_not_optimal():
     X, y = make_data(11, n_l=10, n_u=60, m=2)
     data = S3VMData.from_arrays(X, y)
     with pytest.warns(ConvergenceWarning):
-        result = AIDSolver(S3VMModel(), solver="highs", max_iter=1, rate=0.05).solve(data)
+        result = AIDSolver(S3VMModel(), solver="highs-oa", max_iter=1, rate=0.05).solve(data)
     assert result.status is AIDStatus.ITERATION_LIMIT and not result.certified
     assert result.iterations == 1 and result.history["impure_clusters"].iloc[0] > 0
 
@@ -236,7 +235,8 @@ def test_balance_constraint_holds_on_the_original_data():
     data = S3VMData.from_arrays(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = AIDSolver(S3VMModel(balance="constraint"), solver="highs", max_iter=2).solve(data)
+        model = S3VMModel(balance="constraint")
+        result = AIDSolver(model, solver="highs-oa", max_iter=2).solve(data)
     f = result.solution.decision_function(X)
     assert f[np.isnan(y)].mean() == pytest.approx(np.nanmean(y), abs=1e-7)
 
@@ -282,7 +282,7 @@ def test_big_m_bounds_cover_the_solution():
     data = S3VMData.from_arrays(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = AIDSolver(S3VMModel(balance=None), solver="highs", max_iter=1).solve(data)
+        result = AIDSolver(S3VMModel(balance=None), solver="highs-oa", max_iter=1).solve(data)
     big_m = result.solution.big_m
     assert big_m["W_needed"] <= big_m["W"] + 1e-9
     assert big_m["b_lo"] <= big_m["b_hi"]
@@ -316,7 +316,7 @@ def test_bad_data_errors():
 def test_bad_parameters(kwargs, message):
     X, y = make_data(0)
     with pytest.raises(InvalidParameterError, match=message):
-        AIDSolver(S3VMModel(**kwargs), solver="highs").solve(S3VMData.from_arrays(X, y))
+        AIDSolver(S3VMModel(**kwargs), solver="highs-oa").solve(S3VMData.from_arrays(X, y))
 
 
 def test_solvers_without_miqp_are_refused_before_solving():
@@ -325,6 +325,69 @@ def test_solvers_without_miqp_are_refused_before_solving():
     X, y = make_data(0)
     with pytest.raises(SolverCapabilityError, match="cannot solve MIQP"):
         AIDSolver(S3VMModel(), solver="appsi_highs").solve(S3VMData.from_arrays(X, y))
+
+
+def test_highs_alone_is_refused_and_the_message_lists_the_miqp_solvers():
+    """HiGHS solves no MIQP: the error names the solvers that do (the outer approximation)."""
+    from aidopt.exceptions import SolverCapabilityError
+
+    X, y = make_data(0)
+    with pytest.raises(SolverCapabilityError, match="cannot solve MIQP") as info:
+        AIDSolver(S3VMModel(), solver="highs").solve(S3VMData.from_arrays(X, y))
+    assert "highs-oa" in str(info.value)
+    if HAS_GUROBI:
+        assert "gurobi" in str(info.value)
+    with pytest.raises(SolverCapabilityError, match="highs-oa"):
+        solve_aggregated(S3VMModel(), None, "highs")
+
+
+def test_the_default_solver_is_the_outer_approximation():
+    X, y = make_data(2)
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(M_l=1.0, M_u=0.5, balance=None)
+    result = AIDSolver(model, rate=0.3, random_state=2).solve(data)
+    assert result.solver == "highs-oa" and result.status is AIDStatus.OPTIMAL
+    assert result.objective == pytest.approx(brute_force(X, y, 1.0, 0.5, None), rel=1e-6)
+
+
+def test_options_and_flags_are_declared_once():
+    """The constructor, the summary and the command line come from the declared options."""
+    import argparse
+
+    from aidopt.options import add_to_parser
+
+    model = S3VMModel()
+    assert (model.M_l, model.M_u, model.balance, model.cert_tol) == (5.0, 1.0, "constraint", 1e-6)
+    assert (model.min_clusters, model.min_clusters_per_group) == (10, False)
+    assert set(model.summary()) == {o.name for o in S3VMModel.options}
+    parser = argparse.ArgumentParser()
+    add_to_parser(parser, S3VMModel.options)
+    argv = ["--Ml", "2", "--Mu", "0.5", "--balance", "none", "--min-clusters", "4", "--per-group"]
+    cli = S3VMModel.from_cli(parser.parse_args(argv))
+    assert (cli.M_l, cli.M_u, cli.balance, cli.min_clusters, cli.min_clusters_per_group) == (
+        2.0,
+        0.5,
+        None,
+        4,
+        True,
+    )
+    assert S3VMModel.from_cli(parser.parse_args([])).balance == "constraint"
+
+
+def test_the_mip_start_is_a_feasible_point_of_the_program():
+    """matrix_program carries the point that gave the big-M's upper bound as ``start_point``."""
+    X, y = make_data(3, n_l=8, n_u=30, m=3)
+    data = S3VMData.from_arrays(X, y)
+    for balance in BALANCES:
+        model = S3VMModel(M_l=2.0, M_u=0.3, balance=balance)
+        agg = model.aggregate(data, model.initial_partition(data, 0.2, np.random.default_rng(0)))
+        program = model.matrix_program(agg)
+        x = program.start_point
+        assert x is not None and x.shape == (program.n_cols,)
+        assert np.all(x >= program.col_lower - 1e-9) and np.all(x <= program.col_upper + 1e-9)
+        row = program.A @ x
+        assert np.all(row >= program.row_lower - 1e-9) and np.all(row <= program.row_upper + 1e-9)
+        assert program.objective_value(x) == pytest.approx(program.meta["bounds"].upper)
 
 
 # ---------------------------------------------------------------------- command line
@@ -342,7 +405,7 @@ def test_cli_on_the_small_instance(capsys):
     """instances/s3vm_small.csv (48 rows, 40 unlabeled): certified AID = full MIQP (14); labels of
     the unlabeled rows in file order = sign of the decision value; no lower bound or gap."""
     frame = pd.read_csv(SMALL)
-    aid = run_cli(capsys, "--solver", "highs", "--max-iter", "30")
+    aid = run_cli(capsys, "--solver", "highs-oa", "--max-iter", "30")
     assert aid["status"] == "optimal" and aid["solution"]["certificate"]["certified"]
     assert aid["lower_bound"] is None and aid["gap"] is None
     assert all(row["lower_bound"] is None for row in aid["history"])
@@ -351,18 +414,18 @@ def test_cli_on_the_small_instance(capsys):
     X = frame[["x1", "x2", "x3"]].to_numpy()
     score = X[frame["label"].isna().to_numpy()] @ np.array(list(sol["w"].values())) + sol["b"]
     assert sol["labels"] == [1 if s >= 0 else -1 for s in score]
-    full = run_cli(capsys, "--solver", "gurobi" if HAS_GUROBI else "highs", "--full")
+    full = run_cli(capsys, "--solver", "gurobi" if HAS_GUROBI else "highs-oa", "--full")
     assert full["status"] == "optimal"
     assert aid["objective"] == pytest.approx(full["objective"], rel=1e-6)
     with pytest.warns(ConvergenceWarning, match="iteration limit 1"):
-        one = run_cli(capsys, "--solver", "highs", "--max-iter", "1", "--balance", "cost")
+        one = run_cli(capsys, "--solver", "highs-oa", "--max-iter", "1", "--balance", "cost")
     assert one["status"] == "iteration_limit" and one["solution"]["certificate"] is None
 
 
 def test_cli_cluster_floor_options(capsys):
     """--per-group puts --min-clusters on each initial clustering: s3vm_small has 8 labeled rows
     (4 per class) and 40 unlabeled, so the first problem has 4 + 4 + 10 clusters, not 1 + 1 + 8."""
-    one = ("--solver", "highs", "--max-iter", "1")
+    one = ("--solver", "highs-oa", "--max-iter", "1")
     with pytest.warns(ConvergenceWarning, match="iteration limit 1"):  # uncertified, said so
         total = run_cli(capsys, *one)
         group = run_cli(capsys, *one, "--per-group")
@@ -382,7 +445,7 @@ def test_bench_group_and_summary_on_bci():
     from aidopt.bench.s3vm import FLOORS, run_group, summary_markdown
 
     configs = [{"M_u": 0.0001, "rate": 0.01, "balance": "cost", "floor": f} for f in FLOORS]
-    aid = run_group("bci", 10, 0, "highs", configs, max_iter=1, time_limit=60.0, M_l=5.0)
+    aid = run_group("bci", 10, 0, "highs-oa", configs, max_iter=1, time_limit=60.0, M_l=5.0)
     floor = run_group("bci", 10, 0, "svm", [], max_iter=1, time_limit=60.0, M_l=5.0)
     total, group = aid["rows"]
     for row in (total, group):
@@ -392,15 +455,15 @@ def test_bench_group_and_summary_on_bci():
     assert group["clusters"] == 5 + 5 + 10  # l = 10: labeled points; ≥ 10 unlabeled clusters
     runs = pd.DataFrame(
         [{"set": "bci", "labeled": 10, "split": 0, "solver": s, **r} for s, r in
-         (("highs", total), ("highs", group), ("svm", floor["rows"][0]))]
+         (("highs-oa", total), ("highs-oa", group), ("svm", floor["rows"][0]))]
     )  # fmt: skip
     text = summary_markdown(runs)
     for row in (total, group):
         measured = f"{100 * row['accuracy']:.1f}"
-        assert f"| bci | 10 | AID1 | highs | {row['floor']} | {measured} | 1 |" in text
+        assert f"| bci | 10 | AID1 | highs-oa | {row['floor']} | {measured} | 1 |" in text
     assert "| 52.2 |" in text  # the paper's AID1 rate for BCI, l = 10
     old = runs.drop(columns="floor")  # a runs table written before --floors existed
-    assert "| bci | 10 | AID1 | highs | total |" in summary_markdown(old)
+    assert "| bci | 10 | AID1 | highs-oa | total |" in summary_markdown(old)
 
 
 @pytest.mark.skipif(
@@ -433,12 +496,10 @@ def test_gurobi_integrality_tolerance_on_coil2():
     model = S3VMModel(M_l=5.0, M_u=0.0001, balance="cost")
     agg = model.aggregate(data, model.initial_partition(data, 0.01, np.random.default_rng(0)))
     values = {}
-    for solver in ("gurobi", "highs"):
-        solution, result = model.solve_special(
-            solver, agg, time_limit=None, verbose=False, options={}, previous=None
-        )
+    for solver in ("gurobi", "highs-oa"):
+        solution, result = solve_aggregated(model, agg, solver)
         assert result.status is SolveStatus.OPTIMAL
         d = result.x[result.x.size - agg.U.size :]
         assert np.abs(d - np.round(d)).max() <= 1e-9
         values[solver] = solution.aggregated_objective
-    assert values["gurobi"] == pytest.approx(values["highs"], rel=1e-6)
+    assert values["gurobi"] == pytest.approx(values["highs-oa"], rel=1e-6)

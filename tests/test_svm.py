@@ -13,11 +13,15 @@ from sklearn.svm import SVC
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
-from aidopt.data.svm import make_svm
+from aidopt.data.svm import GENERATOR, make_svm
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
-from aidopt.models.svm import SVMData, SVMModel, feasible_dual, optimal_intercept
+from aidopt.models.svm import SVMData, SVMModel, optimal_intercept
+from aidopt.models.svm_kernel import KernelSVMModel
 from aidopt.partition import Partition
+from aidopt.registry import model as registered_model
+from aidopt.routes import solve_aggregated
 from aidopt.solvers import get_solver
+from aidopt.structures import WeightedSVM, feasible_dual
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 M = 0.1
@@ -142,7 +146,8 @@ def test_libsvm_backend_gives_valid_bounds_and_the_optimum():
 def test_liblinear_backend_reports_no_bound():
     X, y = make_svm(3000, 5, seed=7)
     data = SVMData.from_arrays(X, y)
-    result = AIDSolver(SVMModel(), solver="liblinear", tol=0.0).solve(data)
+    with pytest.warns(ConvergenceWarning, match="not exact for this model"):
+        result = AIDSolver(SVMModel(), solver="liblinear", tol=0.0).solve(data)
     assert result.lower_bound is None and result.gap is None
     assert result.history["lower_bound"].isna().all()
     assert result.history["gap"].isna().all()
@@ -207,6 +212,56 @@ def test_feasible_dual_repairs_into_the_box_and_balance():
     a = feasible_dual([1.5, 0.5, -0.1, 0.4, 0.3], y, upper)
     assert np.all(a >= 0) and np.all(a <= upper)
     assert a @ y == pytest.approx(0.0, abs=1e-15)
+
+
+def test_one_aggregated_problem_on_each_solver():
+    X, y = make_svm(1000, 3, seed=13)
+    data = SVMData.from_arrays(X, y)
+    model = SVMModel()
+    agg = model.aggregate(data, model.initial_partition(data, 0.05, np.random.default_rng(0)))
+    svm = model.to_structure(WeightedSVM, agg, None)  # (9) as the weighted SVM on x̄_k
+    np.testing.assert_array_equal(svm.features, agg.xbar)
+    np.testing.assert_array_equal(svm.weight, agg.weight)
+    assert svm.C == M and svm.gram is None
+    matrix, res_matrix = solve_aggregated(model, agg, "highs")  # the scaled dual program
+    declared, res_pyomo = solve_aggregated(model, agg, "highs", interface="pyomo")  # (9)
+    exact, res_libsvm = solve_aggregated(model, agg, "libsvm", options={"tol": 1e-8})
+    assert res_libsvm.exact and exact.alpha is not None and exact.partition is agg.partition
+    for res in (res_pyomo, res_libsvm):  # D(ᾱ) of libsvm and (9)'s optimum: the same F^t
+        assert res.bound == pytest.approx(res_matrix.bound, rel=1e-6)
+    for sol in (matrix, declared, exact):
+        hinge = np.maximum(0, 1 - agg.label * (agg.xbar @ sol.w + sol.b))
+        value = 0.5 * sol.w @ sol.w + M * agg.weight @ hinge
+        assert value == pytest.approx(res_matrix.bound, rel=1e-6)
+    other, res_liblinear = solve_aggregated(model, agg, "liblinear")  # penalises b
+    assert not res_liblinear.exact and res_liblinear.bound is None and other.alpha is None
+
+
+def test_options_choose_the_variant():
+    assert [o.cli_flag for o in SVMModel.options] == ["--M"]
+    flags = [o.cli_flag for o in SVMModel.cli_extras]
+    assert flags == ["--kernel", "--gamma", "--degree", "--coef0"]
+    linear = SVMModel.from_options(M=0.5)
+    assert type(linear) is SVMModel and linear.M == 0.5 and linear.summary() == {"M": 0.5}
+    rbf = SVMModel.from_options(M=0.2, kernel="rbf", gamma=0.5)
+    assert isinstance(rbf, KernelSVMModel) and rbf.name == "svm"
+    assert (rbf.M, rbf.kernel, rbf.gamma, rbf.degree, rbf.coef0) == (0.2, "rbf", 0.5, 3, 1.0)
+    poly = SVMModel.from_options(kernel="poly", degree=2, coef0=0.0)
+    assert (poly.kernel, poly.gamma, poly.degree, poly.coef0) == ("poly", None, 2, 0.0)
+    # a kernel model's parameters (a result's params) rebuild it: ``aidopt verify``
+    assert SVMModel.from_options(**rbf.summary()).summary() == rbf.summary()
+    assert registered_model("svm") is SVMModel  # the kernel SVM is a variant, not a model
+
+
+def test_generator_declares_the_old_flags():
+    assert SVMModel.generator is GENERATOR
+    flags = [o.cli_flag for o in GENERATOR.options]
+    assert flags == ["--n", "--m", "--separation", "--positive-fraction"]
+    frame = GENERATOR.make(seed=3, n=50, m=2, separation=2.0, positive_fraction=0.3)
+    X, y = make_svm(50, 2, seed=3, separation=2.0, positive_fraction=0.3)
+    assert list(frame.columns) == ["x1", "x2", "y"] and frame["y"].dtype == np.int64
+    np.testing.assert_array_equal(frame[["x1", "x2"]].to_numpy(), X)
+    np.testing.assert_array_equal(frame["y"].to_numpy(), y)
 
 
 # ---------------------------------------------------------------------- bad input
@@ -275,10 +330,12 @@ def test_cli_solve_svm_json(svm_csv, capsys):
     w = np.array([sol["w"][c] for c in ("x1", "x2", "x3")])
     assert sol["training_accuracy"] == pytest.approx(np.mean(np.sign(X @ w + sol["b"]) == y))
     assert payload["objective"] == pytest.approx(primal_objective(X, y, w, sol["b"]), rel=1e-9)
-    for solver in ("libsvm", "liblinear"):
-        other = run_json(capsys, [*base, "--solver", solver])
-        assert other["objective"] == pytest.approx(payload["objective"], rel=1e-3)
-    assert other["gap"] is None  # liblinear
+    other = run_json(capsys, [*base, "--solver", "libsvm"])
+    assert other["objective"] == pytest.approx(payload["objective"], rel=1e-3)
+    with pytest.warns(ConvergenceWarning, match="not exact for this model"):
+        other = run_json(capsys, [*base, "--solver", "liblinear"])
+    assert other["objective"] == pytest.approx(payload["objective"], rel=1e-3)
+    assert other["gap"] is None and other["status"] == "pure"  # liblinear
     rbf = run_json(capsys, [*base, "--kernel", "rbf", "--gamma", "0.5", "--solver", "libsvm"])
     assert "w" not in rbf["solution"] and rbf["solution"]["kernel"]["gamma"] == 0.5
 

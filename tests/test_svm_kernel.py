@@ -11,6 +11,8 @@ from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
 from aidopt.models.svm import SVMData, SVMModel
 from aidopt.models.svm_kernel import KernelSVMModel, centroid_gram_sums
 from aidopt.partition import Partition
+from aidopt.routes import solve_aggregated
+from aidopt.structures import WeightedSVM
 
 M = 0.1
 
@@ -105,6 +107,26 @@ def test_pyomo_dual_21_agrees_with_the_matrix_route():
     b = AIDSolver(model, solver="pyomo:highs", tol=0.0, rate=0.05, max_iter=50).solve(data)
     assert a.certified and b.certified
     assert b.objective == pytest.approx(a.objective, rel=1e-6)
+
+
+def test_one_aggregated_dual_on_each_solver():
+    X, y = make_svm(400, 2, seed=6)
+    data = SVMData.from_arrays(X, y)
+    model = KernelSVMModel(kernel="rbf", gamma=0.5)
+    agg = model.aggregate(data, model.initial_partition(data, 0.1, np.random.default_rng(0)))
+    svm = model.to_structure(WeightedSVM, agg, None)  # (21) with the centroid Gram K̄
+    assert svm.features is None and svm.C == M
+    np.testing.assert_array_equal(svm.gram, agg.gram)
+    factored, res_matrix = solve_aggregated(model, agg, "highs")  # the factored dual program
+    declared, res_pyomo = solve_aggregated(model, agg, "highs", interface="pyomo")  # (21)
+    exact, res_libsvm = solve_aggregated(model, agg, "libsvm", options={"tol": 1e-8})
+    assert res_pyomo.objective == pytest.approx(res_matrix.bound, rel=1e-6)  # max of (21)
+    assert res_libsvm.bound == pytest.approx(res_matrix.bound, rel=1e-6)
+    for sol in (factored, declared, exact):  # the same D(ᾱ) with the exact K̄
+        ay = sol.alpha * agg.label
+        assert sol.alpha.sum() - 0.5 * ay @ agg.gram @ ay == pytest.approx(
+            res_matrix.bound, rel=1e-6
+        )
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aidopt.cuts3vm import CutS3VM
+from aidopt.baselines.cuts3vm import CutS3VM
 from aidopt.estimators import AIDLADRegressor
 from aidopt.exceptions import DataError
 from aidopt.kernels import Kernel

@@ -1,0 +1,17 @@
+"""``aidopt bench MODEL``: the generic harness (:mod:`aidopt.bench.harness`) runs the workloads
+× methods of a model's :class:`~aidopt.bench.spec.BenchSpec`; what is specific to a paper's
+tables is a part (``--part NAME``).
+
+A model declares its spec as ``bench = BenchSpec(...)``. The models of this package whose spec
+sits beside their specific parts instead have a module here, with ``SPEC``; a module without
+``SPEC`` is a benchmark of its own (its ``add_arguments``/``run``: the SSL-book tables).
+"""
+
+#: benchmark modules by name: ``SPEC`` and the parts it names, or a benchmark of its own
+MODULES: dict[str, str] = {
+    "lad": "aidopt.bench.lad",
+    "svm": "aidopt.bench.svm",
+    "pu": "aidopt.bench.pu",
+    "s3vm": "aidopt.bench.s3vm",
+    "cuts3vm": "aidopt.bench.cuts3vm",
+}

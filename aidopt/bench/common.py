@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "parse_choice_list",
     "parse_float_list",
     "parse_int_list",
+    "parse_row_sizes",
     "parse_sizes",
     "require_package",
     "run_isolated",
@@ -70,6 +71,30 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
                 "columns, e.g. 100000x10"
             ) from None
     return sizes
+
+
+def parse_row_sizes(m: int) -> Callable[[str], list[tuple[int, int]]]:
+    """A parser of '1000,5000x20' → [(1000, m), (5000, 20)]: each item NxM, or N alone with
+    ``m`` columns (blanks skipped)."""
+
+    def parse(text: str) -> list[tuple[int, int]]:
+        sizes = []
+        for item in (t.strip() for t in text.split(",")):
+            if not item:
+                continue
+            try:
+                if "x" in item.lower():
+                    sizes.extend(parse_sizes(item))
+                else:
+                    sizes.append((_count(item, "n", low=2), m))
+            except BenchOptionError:
+                raise BenchOptionError(
+                    f"bad item {item!r} in {text!r}: expected N (rows, ≥ 2) or NxM, "
+                    f"e.g. 1000,5000x{m}"
+                ) from None
+        return sizes
+
+    return parse
 
 
 def parse_int_list(text: str) -> list[int]:

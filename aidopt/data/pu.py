@@ -10,7 +10,6 @@ every other row is unlabeled; the F-measure is computed on the unlabeled rows (t
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
@@ -19,20 +18,22 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.data.generate import Generator
 from aidopt.exceptions import DataError
+from aidopt.options import Option
 from aidopt.validation import check_int, check_real
 
 __all__ = [
+    "GENERATOR",
     "PAPER_PRIORS",
     "UCI_SETS",
-    "add_generate_arguments",
     "f1_majority",
     "f1_positive",
-    "generate_from_arguments",
     "load_uci",
     "make_pu",
     "paper_prior",
     "paper_split",
+    "pu_frame",
     "uci_root",
 ]
 
@@ -174,28 +175,33 @@ def make_pu(
     return X, y, labeled, prior_u
 
 
-def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of rows")
-    parser.add_argument("--m", type=int, required=True, help="number of feature columns")
-    parser.add_argument("--prior", type=float, default=0.4, help="positive fraction π (0.4)")
-    parser.add_argument(
-        "--labeled-fraction", type=float, default=0.2, help="share of positives labeled (0.2)"
-    )
-    parser.add_argument(
-        "--separation", type=float, default=2.0, help="distance of the class means (2)"
-    )
-
-
-def generate_from_arguments(args: argparse.Namespace) -> pd.DataFrame:
+def pu_frame(
+    n: int,
+    m: int,
+    *,
+    seed: int = 0,
+    prior: float = 0.4,
+    labeled_fraction: float = 0.2,
+    separation: float = 2.0,
+) -> pd.DataFrame:
     """Columns x1..xm and the target s (1 = labeled positive, 0 = unlabeled)."""
     X, _, labeled, _ = make_pu(
-        args.n,
-        args.m,
-        prior=args.prior,
-        labeled_fraction=args.labeled_fraction,
-        separation=args.separation,
-        seed=args.seed,
+        n, m, prior=prior, labeled_fraction=labeled_fraction, separation=separation, seed=seed
     )
-    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(args.m)])
+    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["s"] = labeled.astype(np.int64)
     return frame
+
+
+#: ``aidopt generate pu``
+GENERATOR = Generator(
+    make=pu_frame,
+    options=(
+        Option("n", help="number of rows", kind=int, low=2),
+        Option("m", help="number of feature columns", kind=int, low=1),
+        Option("prior", 0.4, "positive fraction π", low=0.0, high=1.0),
+        Option("labeled_fraction", 0.2, "share of the positives labeled", low=0.0, high=1.0),
+        Option("separation", 2.0, "distance of the class means", low=0.0, closed="left"),
+    ),
+    help="PU data: two Gaussian classes, a share of the positives labeled (target s)",
+)

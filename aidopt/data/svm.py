@@ -17,15 +17,15 @@ paper's 10 s order. Well separated classes (δ ≥ 4) make every solver fast and
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from aidopt.data.generate import Generator
+from aidopt.options import Option
 from aidopt.validation import check_int, check_real
 
-__all__ = ["add_generate_arguments", "generate_from_arguments", "make_svm"]
+__all__ = ["GENERATOR", "make_svm", "svm_frame"]
 
 
 def make_svm(
@@ -52,29 +52,31 @@ def make_svm(
     return z * scale + shift, y
 
 
-def add_generate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--n", type=int, required=True, help="number of rows")
-    parser.add_argument("--m", type=int, required=True, help="number of feature columns")
-    parser.add_argument(
-        "--separation",
-        type=float,
-        default=2.0,
-        help="distance of the class means in σ units (2.0: Bayes error 16%%, ~39%% SVs)",
-    )
-    parser.add_argument(
-        "--positive-fraction", type=float, default=0.5, help="share of label +1 (0.5)"
-    )
-
-
-def generate_from_arguments(args: argparse.Namespace) -> pd.DataFrame:
+def svm_frame(
+    n: int, m: int, *, seed: int = 0, separation: float = 2.0, positive_fraction: float = 0.5
+) -> pd.DataFrame:
     """Columns x1..xm and the label column y (−1/+1)."""
-    X, y = make_svm(
-        args.n,
-        args.m,
-        seed=args.seed,
-        separation=args.separation,
-        positive_fraction=args.positive_fraction,
-    )
-    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(args.m)])
+    X, y = make_svm(n, m, seed=seed, separation=separation, positive_fraction=positive_fraction)
+    frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["y"] = y.astype(np.int64)
     return frame
+
+
+#: ``aidopt generate svm``
+GENERATOR = Generator(
+    make=svm_frame,
+    options=(
+        Option("n", help="number of rows", kind=int, low=2),
+        Option("m", help="number of feature columns", kind=int, low=1),
+        Option(
+            "separation",
+            2.0,
+            "distance δ of the class means in σ units (δ = 2: Bayes error 0.16, about 0.39 "
+            "of the entries support vectors)",
+            low=0.0,
+            closed="left",
+        ),
+        Option("positive_fraction", 0.5, "share of label +1", low=0.0, high=1.0),
+    ),
+    help="two-class data: two overlapping Gaussian classes, δ apart (the paper's Sets 1-2)",
+)

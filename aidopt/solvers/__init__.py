@@ -1,39 +1,19 @@
-"""Solver adapters and the name → adapter registry.
+"""Solver adapters: HiGHS, Gurobi, any Pyomo solver, and the structure solvers.
 
-``"highs"`` (embedded default) and ``"gurobi"`` have direct matrix interfaces; any other name is
-passed to Pyomo's ``SolverFactory`` (``"pyomo:NAME"`` forces that for any name). Model-specific
-solvers (``"fn"``, ``"libsvm"``, ...) are resolved by the model, not here.
+Each adapter solves problem classes (LP/QP/MILP/MIQP) through matrix programs or Pyomo models,
+and/or the problem structures of :mod:`aidopt.structures`; it knows no model. Names are looked
+up in :mod:`aidopt.registry` (``get_solver``), which also reads the entry point group
+``aidopt.solvers``; any other name goes to Pyomo's ``SolverFactory``.
 """
 
 from __future__ import annotations
 
+from aidopt.registry import get_solver, solver_names
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.gurobi import GurobiAdapter
-from aidopt.solvers.highs import HighsAdapter
-from aidopt.solvers.pyomo import PyomoAdapter
 
-__all__ = [
-    "GENERIC_SOLVERS",
-    "SolveResult",
-    "SolveStatus",
-    "SolverAdapter",
-    "get_solver",
-    "installed_solvers",
-]
-
-GENERIC_SOLVERS: dict[str, type[SolverAdapter]] = {"highs": HighsAdapter, "gurobi": GurobiAdapter}
-
-
-def get_solver(name: str) -> SolverAdapter:
-    """The adapter for a solver name: 'highs', 'gurobi', or a Pyomo solver name."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"A solver name must be a non-empty string, got {name!r}.")
-    if name.startswith("pyomo:"):
-        return PyomoAdapter(name.removeprefix("pyomo:"))
-    adapter = GENERIC_SOLVERS.get(name.lower())
-    return adapter() if adapter is not None else PyomoAdapter(name)
+__all__ = ["SolveResult", "SolveStatus", "SolverAdapter", "get_solver", "installed_solvers"]
 
 
 def installed_solvers() -> list[str]:
-    """Names of the generic solvers whose modules are importable, in preference order."""
-    return [name for name, cls in GENERIC_SOLVERS.items() if cls().is_available()]
+    """Names of the registered solvers whose modules are importable, in preference order."""
+    return [name for name in solver_names() if get_solver(name).is_available()]

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from aidopt.exceptions import SolverCapabilityError, SolverUnavailableError
 from aidopt.program import MatrixProgram, ProblemClass
 
-__all__ = ["SolveResult", "SolveStatus", "SolverAdapter"]
+__all__ = ["SolveResult", "SolveStatus", "SolverAdapter", "check_options"]
 
 
 class SolveStatus(StrEnum):
@@ -69,12 +69,20 @@ class SolveResult:
 
 
 class SolverAdapter:
-    """Base class: name, capabilities, lazy availability, and the two solve entry points."""
+    """Base class: name, capabilities, lazy availability, and the three solve entry points.
+
+    A solver handles problem classes (``SUPPORTS``: LP, QP, MILP, MIQP) through a matrix program
+    (``SUPPORTS_MATRIX``) and/or a Pyomo model (``SUPPORTS_PYOMO``), and/or problem structures
+    (``STRUCTURES``, :mod:`aidopt.structures`) that it exploits. It knows no model.
+    """
 
     NAME: ClassVar[str] = ""
+    DESCRIPTION: ClassVar[str] = ""
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ()
     SUPPORTS: ClassVar[frozenset[ProblemClass]] = frozenset()
     SUPPORTS_MATRIX: ClassVar[bool] = False
+    SUPPORTS_PYOMO: ClassVar[bool] = False
+    STRUCTURES: ClassVar[frozenset[type]] = frozenset()
     INSTALL_HINT: ClassVar[str] = ""
 
     @property
@@ -128,3 +136,41 @@ class SolverAdapter:
     ) -> SolveResult:
         """Solve a Pyomo model in place (values are loaded into its variables)."""
         raise NotImplementedError
+
+    def solve_structure(
+        self,
+        structure: Any,
+        *,
+        time_limit: float | None = None,
+        verbose: bool = False,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, SolveResult]:
+        """Solve a problem structure; returns (the structure's solution or None, SolveResult)."""
+        raise SolverCapabilityError(
+            f"Solver '{self.name}' does not solve a {type(structure).__name__}."
+        )
+
+    def accurate_options(self, gap: float) -> dict[str, Any]:
+        """Solver options for a relative optimality gap of ``gap`` (a MIP solved "exactly"):
+        the solver-neutral request of a model's solve procedure, in this solver's words."""
+        return {}
+
+    def handles(self, problem_class: ProblemClass, structures: tuple[type, ...] = ()) -> bool:
+        """True when this solver can take a model's aggregated problem: one of its structures,
+        or its problem class through a matrix program or a Pyomo model."""
+        return bool(self.STRUCTURES.intersection(structures)) or self.supports(problem_class)
+
+
+def check_options(options: dict[str, Any] | None, allowed: frozenset[str], solver: str) -> dict:
+    """The options, or InvalidParameterError naming the unknown ones (libraries without an
+    option API of their own)."""
+    chosen = dict(options or {})
+    unknown = sorted(set(chosen) - allowed)
+    if unknown:
+        from aidopt.exceptions import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"Unknown {solver} option(s) {unknown}: the solver_options of '{solver.lower()}' "
+            f"must be among {sorted(allowed)}."
+        )
+    return chosen

@@ -52,6 +52,7 @@ import numbers
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy.linalg import lapack
@@ -59,8 +60,11 @@ from scipy.linalg.blas import dsyrk
 from threadpoolctl import ThreadpoolController
 
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.structures import QuantileFit, WeightedQuantileRegression
+from aidopt.validation import check_real
 
-__all__ = ["FNResult", "frisch_newton"]
+__all__ = ["FNResult", "FrischNewtonSolver", "frisch_newton"]
 
 logger = logging.getLogger("aidopt.solvers.frisch_newton")
 
@@ -102,16 +106,6 @@ class FNResult:
     vertex: bool = False
 
 
-def _check_real(name: str, value: object, low: float, high: float) -> float:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not ok or not low < float(value) < high:
-        raise InvalidParameterError(
-            f"The '{name}' parameter of frisch_newton must be a float in the range "
-            f"({low}, {high}). Got {value!r} instead."
-        )
-    return float(value)
-
-
 def _as_array(name: str, value: object, ndim: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
@@ -126,16 +120,16 @@ def _as_array(name: str, value: object, ndim: int) -> np.ndarray:
 
 
 def _validate(X, y, tau, weights, tol, max_iter, step, start, time_limit):
-    tau = _check_real("tau", tau, 0.0, 1.0)
-    tol = _check_real("tol", tol, 0.0, 1.0)
-    step = _check_real("step", step, 0.0, 1.0)
+    tau = check_real(tau, "tau", "frisch_newton", low=0.0, high=1.0)
+    tol = check_real(tol, "tol", "frisch_newton", low=0.0, high=1.0)
+    step = check_real(step, "step", "frisch_newton", low=0.0, high=1.0)
     if not isinstance(max_iter, numbers.Integral) or isinstance(max_iter, bool) or max_iter < 1:
         raise InvalidParameterError(
             "The 'max_iter' parameter of frisch_newton must be an int in the range [1, inf). "
             f"Got {max_iter!r} instead."
         )
     if time_limit is not None:
-        _check_real("time_limit", time_limit, 0.0, np.inf)
+        check_real(time_limit, "time_limit", "frisch_newton", low=0.0, high=np.inf)
     X = _as_array("X", X, 2)
     y = _as_array("y", y, 1)
     n, m = X.shape
@@ -608,3 +602,69 @@ def _frisch_newton(X, y, w, tau, tol, max_iter, step, coef0, dual0, threads, dea
         ridge_iterations=ridge_iterations,
         vertex=best_dual.vertex and best_primal is best_dual,
     )
+
+
+class FrischNewtonSolver(SolverAdapter):
+    """``fn``: :func:`frisch_newton` on a :class:`WeightedQuantileRegression`.
+
+    The columns of Z and the target are scaled by powers of two (exact) so that max |·| ≈ 1:
+    the interior point's thresholds are absolute. β = s_y D⁻¹ β', the objective s_y times the
+    scaled one, the dual a unchanged. Accuracy: its duality-gap tolerance ``tol`` (default 1e-9);
+    ``refine`` asks for a 100 times smaller one (down to 1e-12).
+    """
+
+    NAME: ClassVar[str] = "fn"
+    DESCRIPTION: ClassVar[str] = "Frisch-Newton interior point (R quantreg's rq.fit.fnb)"
+    STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedQuantileRegression})
+    _STATUS: ClassVar[dict[str, SolveStatus]] = {
+        "optimal": SolveStatus.OPTIMAL,
+        "iteration_limit": SolveStatus.ITERATION_LIMIT,
+        "time_limit": SolveStatus.TIME_LIMIT,
+        "numerical_error": SolveStatus.ERROR,
+    }
+
+    def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
+        if not isinstance(structure, WeightedQuantileRegression):
+            return super().solve_structure(structure)
+        opts = {"tol": 1e-9, **(options or {})}
+        if time_limit is not None and time_limit <= 0.0:
+            return None, SolveResult(SolveStatus.TIME_LIMIT, message="no time left")
+        q = structure
+        col = _power_of_two(np.abs(q.Z).max(axis=0))
+        s_y = float(_power_of_two(np.abs(q.y).max(initial=0.0)))
+        start = None if q.start is None else (q.start[0] * col / s_y, q.start[1])
+        t0 = time.perf_counter()
+        fit = frisch_newton(
+            q.Z / col,
+            q.y / s_y,
+            tau=q.tau,
+            weights=q.weight,
+            start=start,
+            time_limit=time_limit,
+            **opts,
+        )
+        seconds = time.perf_counter() - t0
+        bound = fit.dual_objective - float(np.abs(fit.coef).sum()) * fit.dual_residual
+        tol = float(opts["tol"])
+        result = SolveResult(
+            status=self._STATUS[fit.status],
+            objective=q.scale * s_y * fit.objective,
+            bound=q.scale * s_y * bound,
+            seconds=seconds,
+            iterations=fit.iterations,
+            message=fit.status,
+            info={"vertex": fit.vertex, "ridge_iterations": fit.ridge_iterations},
+            accuracy=tol,
+            refine=None if tol <= 1e-12 else {"tol": max(tol / 100.0, 1e-12)},
+        )
+        if not result.status.has_solution:
+            return None, result
+        dual = fit.dual - (1.0 - q.tau) * q.weight  # the LP multiplier d = a − (1 − τ)w
+        return QuantileFit(coef=s_y * fit.coef / col, dual=dual), result
+
+
+def _power_of_two(values):
+    """The power of two nearest each value (1 for zeros): an exact scaling factor."""
+    v = np.asarray(values, dtype=np.float64)
+    out = np.exp2(np.round(np.log2(np.where(v > 0, v, 1.0))))
+    return out if out.ndim else float(out)

@@ -66,6 +66,8 @@ def _status_map(highspy) -> dict[Any, SolveStatus]:
 
 class HighsAdapter(SolverAdapter):
     NAME: ClassVar[str] = "highs"
+    DESCRIPTION: ClassVar[str] = "HiGHS (embedded): LP, convex QP, MILP; matrix programs, Pyomo"
+    SUPPORTS_PYOMO: ClassVar[bool] = True
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("highspy",)
     SUPPORTS: ClassVar[frozenset[ProblemClass]] = frozenset(
         {ProblemClass.LP, ProblemClass.QP, ProblemClass.MILP}
@@ -99,7 +101,9 @@ class HighsAdapter(SolverAdapter):
         opts_in = dict(options or {})
         opts = {"qp_iteration_limit": max(10_000, 100 * (program.n_rows + program.n_cols))}
         opts.update(opts_in)
-        start, failures, best, result = time.perf_counter(), [], None, None
+        start, failures = time.perf_counter(), []
+        best: tuple[float, SolveResult] | None = None
+        result: SolveResult | None = None
         for form in forms:
             left = None if time_limit is None else time_limit - (time.perf_counter() - start)
             if left is not None and left <= 0:
@@ -126,7 +130,11 @@ class HighsAdapter(SolverAdapter):
             failures.append(f"{what}: {result.message or result.status.value}")
         if best is not None:
             return best[1]
-        if len(failures) == len(forms) and result.status is SolveStatus.UNBOUNDED:
+        if (
+            result is not None
+            and len(failures) == len(forms)
+            and result.status is SolveStatus.UNBOUNDED
+        ):
             return result
         return SolveResult(
             status=SolveStatus.ERROR if failures else SolveStatus.TIME_LIMIT,
@@ -136,6 +144,9 @@ class HighsAdapter(SolverAdapter):
             + f" (a stall is stopped after {_QP_STALL_SECONDS:g} s)",
         )
 
+    def accurate_options(self, gap: float) -> dict[str, Any]:
+        return {"mip_rel_gap": gap, "mip_abs_gap": 0.1 * gap}
+
     def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
         """The Pyomo model compiled to a matrix program; values and duals loaded back."""
         self.check_available()
@@ -143,9 +154,10 @@ class HighsAdapter(SolverAdapter):
         result = self.solve_program(
             compiled.program, time_limit=time_limit, verbose=verbose, options=options
         )
-        if result.status is SolveStatus.OPTIMAL:
+        if result.status is SolveStatus.OPTIMAL and result.x is not None:
             objective = compiled.load(model, result.x, result.row_duals, result.objective)
-            result = replace(result, objective=objective, bound=compiled.sense * result.bound)
+            bound = None if result.bound is None else compiled.sense * result.bound
+            result = replace(result, objective=objective, bound=bound)
         return result
 
     def _solve(

@@ -180,7 +180,8 @@ def _solve_qp_with_retries(
             break
         target = program
         if scale != 1.0:
-            target = replace(program, c=scale * program.c, Q=scale * program.Q)
+            Q = None if program.Q is None else scale * program.Q
+            target = replace(program, c=scale * program.c, Q=Q)
         try:
             result = HighsAdapter().solve_program(target, time_limit=left, options=highs_options)
         except SolverError as exc:  # an adapter that raises on a HiGHS error
@@ -217,10 +218,14 @@ class HighsOuterApproximation(SolverAdapter):
     """MIQP through OA on HiGHS' MILP (see module docstring); LP/QP/MILP go to HiGHS directly."""
 
     NAME: ClassVar[str] = "highs-oa"
+    DESCRIPTION: ClassVar[str] = "exact outer approximation on HiGHS MILPs: convex MIQP"
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("highspy",)
     SUPPORTS: ClassVar[frozenset[ProblemClass]] = frozenset(ProblemClass)
     SUPPORTS_MATRIX: ClassVar[bool] = True
     INSTALL_HINT: ClassVar[str] = "Install it with: pip install highspy"
+
+    def accurate_options(self, gap: float) -> dict[str, Any]:
+        return {"tol": max(gap, 1e-8), "abs_tol": gap}
 
     def solve_program(
         self,
@@ -231,8 +236,10 @@ class HighsOuterApproximation(SolverAdapter):
         options: dict[str, Any] | None = None,
         start: NDArray[np.float64] | None = None,
     ) -> SolveResult:
-        """Solve ``program``; ``start`` is an optional point whose integers seed the incumbent."""
+        """Solve ``program``; ``start`` (default: the program's ``start_point``) is an optional
+        point whose integers seed the incumbent."""
         self.check_available()
+        start = program.start_point if start is None else start
         if program.problem_class is not ProblemClass.MIQP:
             return HighsAdapter().solve_program(
                 program, time_limit=time_limit, verbose=verbose, options=options
@@ -253,7 +260,7 @@ class _OARun:
         self.deadline = None if time_limit is None else time.perf_counter() + max(time_limit, 0)
         self.verbose = verbose
         self.n = program.n_cols
-        self.integer = np.flatnonzero(program.integer)
+        self.integer = np.flatnonzero(np.zeros(0) if program.integer is None else program.integer)
         self.L = separable_factor(program.Q, self.n)
         self.T = self.L.shape[0]
         self.lower = -math.inf
@@ -261,7 +268,7 @@ class _OARun:
         self.best_x: NDArray[np.float64] | None = None
         self.seen: set[bytes] = set()
         self.cut_points: list[set[float]] = [set() for _ in range(self.T)]
-        self.stats = {"rounds": 0, "cuts": 0, "qp_solves": 0, "qp_failures": 0}
+        self.stats: dict[str, float] = {"rounds": 0, "cuts": 0, "qp_solves": 0, "qp_failures": 0}
         self.stats.update({"master_seconds": 0.0, "qp_seconds": 0.0})
         self.found: list[NDArray[np.float64]] = []
         self.master_x: NDArray[np.float64] | None = None
@@ -331,7 +338,7 @@ class _OARun:
             bound=self.lower if math.isfinite(self.lower) else None,
             x=self.best_x,
             seconds=seconds,
-            iterations=self.stats["rounds"],
+            iterations=int(self.stats["rounds"]),
             message=message,
             info=info,
         )
@@ -458,7 +465,7 @@ class _OARun:
         if result.status is SolveStatus.INFEASIBLE:
             return 1  # these integers admit no feasible point (a no-good cut is not needed: OA
             # masters that keep returning them stall, which is reported)
-        if result.status is not SolveStatus.OPTIMAL:
+        if result.status is not SolveStatus.OPTIMAL or result.x is None:
             self.stats["qp_failures"] += 1  # e.g. a spurious "unbounded" (HiGHS#1363)
             return 1
         xq = result.x
@@ -519,10 +526,10 @@ class _OARun:
             index.append(self.n + t)
             value.append(1.0)
             starts.append(len(index))
-        a = np.array([float(z[t]) for t in rows])
+        points = np.array([float(z[t]) for t in rows])
         self.master.addRows(
             len(rows),
-            -0.5 * a**2,
+            -0.5 * points**2,
             np.full(len(rows), self.hs.kHighsInf),
             len(index),
             np.array(starts[:-1], dtype=np.int32),

@@ -45,6 +45,7 @@ class PyomoAdapter(SolverAdapter):
     """A Pyomo solver by name; capabilities from a table of the common ones (else assumed all)."""
 
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("pyomo",)
+    SUPPORTS_PYOMO: ClassVar[bool] = True
 
     def __init__(self, pyomo_name: str) -> None:
         self.pyomo_name = pyomo_name
@@ -76,13 +77,12 @@ class PyomoAdapter(SolverAdapter):
 
     def check_available(self) -> None:
         if not self.is_available():
-            from aidopt.solvers import GENERIC_SOLVERS
+            from aidopt.registry import solver_names
 
             raise SolverUnavailableError(
                 f"Solver '{self.pyomo_name}' is not available: it is not one of aidopt's "
-                f"solvers ({', '.join(GENERIC_SOLVERS)}, or a model-specific one listed by "
-                "`aidopt solvers`) and Pyomo cannot run it here (not installed, or not a Pyomo "
-                "solver name: see `pyomo help --solvers`)."
+                f"solvers ({', '.join(solver_names())}; see `aidopt solvers`) and Pyomo cannot "
+                "run it here (not installed, or not a Pyomo solver name: `pyomo help --solvers`)."
             )
 
     def solve_pyomo(

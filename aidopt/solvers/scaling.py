@@ -132,8 +132,8 @@ def _pattern(
     # reduceat over the column starts (an empty column gets the next value: zeroed after)
     col_sum = np.add.reduceat(np.append(ell, 0.0), m.indptr[:-1])
     col_sum[np.diff(m.indptr) == 0] = 0.0
-    row_sum = np.bincount(m.indices, weights=ell, minlength=m.shape[0])
-    return pattern, col_sum, row_sum
+    row_sum = np.bincount(m.indices, weights=ell, minlength=m.shape[0]).astype(np.float64)
+    return pattern, col_sum.astype(np.float64), row_sum
 
 
 def _finite_log2(values: ArrayLike) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:

@@ -54,7 +54,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -62,9 +62,13 @@ from threadpoolctl import ThreadpoolController
 
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel, squared_norms
+from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
+from aidopt.structures import PULearning
+from aidopt.validation import check_real
 
 __all__ = [
     "USMOResult",
+    "USMOSolver",
     "decision_function",
     "dual_bias",
     "optimality_conditions",
@@ -250,9 +254,9 @@ def usmo(
         its F recomputed exactly (one kernel pass, as at the start).
     """
     start = time.perf_counter()
-    prior = _check_real("prior", prior, 0.0, 1.0)
-    lam = _check_real("lam", lam, 0.0, math.inf)
-    tol = _check_real("tol", tol, 0.0, math.inf)
+    prior = check_real(prior, "prior", "usmo", low=0.0, high=1.0)
+    lam = check_real(lam, "lam", "usmo", low=0.0, high=math.inf)
+    tol = check_real(tol, "tol", "usmo", low=0.0, high=math.inf)
     if not (isinstance(kernel, Kernel) or (isinstance(kernel, str) and kernel == "precomputed")):
         raise InvalidParameterError(
             "The 'kernel' parameter of usmo must be an instance of 'aidopt.kernels.Kernel' or "
@@ -694,17 +698,6 @@ def _kernel_matvec(
     return out
 
 
-def _check_real(name: str, value: object, low: float, high: float) -> float:
-    """Validate a real in the open interval (low, high), sklearn-style message."""
-    ok = isinstance(value, Real) and not isinstance(value, bool) and low < value < high
-    if not ok:
-        raise InvalidParameterError(
-            f"The '{name}' parameter of usmo must be a float in the range ({low!r}, {high!r}). "
-            f"Got {value!r} instead."
-        )
-    return float(value)
-
-
 def _as_matrix(X: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -752,3 +745,51 @@ def _validate_data(
         if not (np.all(np.isfinite(w)) and np.all(w > 0)):
             raise DataError("weights must be finite and > 0.")
     return X, labeled, w
+
+
+class USMOSolver(SolverAdapter):
+    """``usmo``: :func:`usmo` on a :class:`PULearning` structure (warm start: its σ).
+
+    Options: ``tol`` (KKT tolerance on f values, default 1e-8; raised to the rounding floor of
+    the data) and ``max_iter``. Accuracy: ``tol``.
+    """
+
+    NAME: ClassVar[str] = "usmo"
+    DESCRIPTION: ClassVar[str] = "USMO (Sansone et al. 2019), the PU learning SMO solver"
+    STRUCTURES: ClassVar[frozenset[type]] = frozenset({PULearning})
+    _STATUS: ClassVar[dict[str, SolveStatus]] = {
+        "optimal": SolveStatus.OPTIMAL,
+        "iteration_limit": SolveStatus.ITERATION_LIMIT,
+        "time_limit": SolveStatus.TIME_LIMIT,
+        "stalled": SolveStatus.ERROR,
+    }
+
+    def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
+        if not isinstance(structure, PULearning):
+            return super().solve_structure(structure)
+        opts = check_options(options, frozenset({"tol", "max_iter"}), "USMO")
+        tol = float(opts.get("tol", 1e-8))
+        pu = structure
+        res = usmo(
+            pu.X,
+            pu.labeled,
+            prior=pu.prior,
+            lam=pu.lam,
+            kernel=pu.kernel,
+            weights=pu.weight,
+            tol=tol,
+            max_iter=opts.get("max_iter"),
+            init=pu.start,
+            time_limit=time_limit,
+        )
+        result = SolveResult(
+            status=self._STATUS[res.status],
+            objective=res.primal_objective,
+            bound=res.primal_objective - res.duality_gap,  # −(dual + ½α_PᵀK_PPα_P)
+            iterations=res.iterations,
+            message=f"usmo {res.status}, KKT violation {res.kkt_violation:.2e}"
+            + (f" (rounding floor {res.tolerance:.2e})" if res.tolerance > tol else ""),
+            info={"duality_gap": res.duality_gap, "kkt_tolerance": res.tolerance},
+            accuracy=tol,
+        )
+        return (res if result.status is SolveStatus.OPTIMAL else None), result

@@ -19,7 +19,7 @@ feasible for (4)); else Ω ← Ω ∪ {c} and solve the working-set problem (13)
 Algorithm 2 (CCCP for (13)): from a random w₀ at the first round (see :func:`random_start`),
 later warm-started at the previous w; linearise |f_j| at w_t as ŷ_j f_j with ŷ_j = sign(f_j(w_t))
 (+1 at 0), solve the convex master (17) — through its dual (19) in
-:mod:`aidopt.models.cutting_plane` — and stop when J(w_{t+1}) > (1 − α) J(w_t), with
+:mod:`aidopt.baselines.cutting_plane` — and stop when J(w_{t+1}) > (1 − α) J(w_t), with
 J(w) = ½‖w‖² + ξ(w) the objective of (13) (true |f_j|, not the linearisation); J never increases.
 
 Kernels (§2.1, following Chapelle & Zien): an explicit empirical feature map φ(x_i) = rows of
@@ -30,6 +30,7 @@ and dense n-dimensional features, so each pass is O(n²) instead of O(nnz).
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
 import warnings
@@ -41,13 +42,20 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
+from aidopt.data.containers import SemiSupervisedData
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
 from aidopt.kernels import Kernel
-from aidopt.models.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
-from aidopt.models.s3vm import S3VMData
 from aidopt.validation import check_int, check_kernel_options, check_predict_input, check_real
 
-__all__ = ["CutS3VM", "CutS3VMResult", "EmpiricalFeatureMap", "WorkingSet", "random_start"]
+__all__ = [
+    "METHOD",
+    "CutS3VM",
+    "CutS3VMResult",
+    "EmpiricalFeatureMap",
+    "WorkingSet",
+    "random_start",
+]
 
 logger = logging.getLogger("aidopt.cuts3vm")
 
@@ -224,15 +232,19 @@ class CutS3VMResult:
 
 # ---------------------------------------------------------------------- the algorithm
 class CutS3VM:
-    """CutS3VM (Algorithms 1 and 2). ``C_l``, ``C_u`` loss weights (scaled by 1/n); ``r`` the
-    positive fraction of the unlabeled points (None: the labeled one); ``eps`` the cutting-plane
+    """CutS3VM, the cutting-plane S3VM of Zhao, Wang & Zhang (2008), a local method.
+
+    Algorithms 1 and 2. ``C_l``, ``C_u`` loss weights (scaled by 1/n); ``r`` the positive
+    fraction of the unlabeled points (None: the labeled one); ``eps`` the cutting-plane
     tolerance ε; ``alpha`` the CCCP relative tolerance; ``max_iter`` / ``max_cccp`` caps on
     rounds and on CCCP steps per round; ``kernel`` None (linear) or an :class:`aidopt.kernels.
-    Kernel` (empirical feature map); ``master_solver`` "active-set" (the dual (19), default) or
-    a solver for the Pyomo primal (17) ("highs", "gurobi", any Pyomo name).
+    Kernel` (empirical feature map); ``master_solver`` "active-set" (the dual (19) by
+    :func:`aidopt.solvers.active_set.capped_simplex_qp`, default) or a solver for the Pyomo
+    primal (17) ("highs", "gurobi", any Pyomo name).
     """
 
-    special_solvers: ClassVar[tuple[str, ...]] = ("active-set",)
+    name: ClassVar[str] = "cuts3vm"
+    solvers: ClassVar[tuple[str, ...]] = ("active-set", "highs", "gurobi")  #: master solvers
     default_solver: ClassVar[str] = "active-set"
     citation: ClassVar[str] = "Zhao, Wang & Zhang (2008), CutS3VM, Algorithms 1-2, eqs. (3)-(19)"
 
@@ -303,7 +315,7 @@ class CutS3VM:
     # ------------------------------------------------------------------ sklearn-style facade
     def fit(self, X: ArrayLike | sp.spmatrix, y: ArrayLike) -> CutS3VM:
         """``y``: the class of labeled rows, NaN/None on unlabeled rows (the S3VM convention)."""
-        data = S3VMData.from_arrays(X, y)
+        data = SemiSupervisedData.from_arrays(X, y)
         self.result_ = self.solve(data)
         self.classes_ = np.array(data.classes, dtype=object)
         self.coef_ = self.result_.w
@@ -331,8 +343,8 @@ class CutS3VM:
         return check_predict_input(X, n_features, type(self).__name__, accept_sparse=True)
 
     # ------------------------------------------------------------------ Algorithm 1
-    def solve(self, data: S3VMData) -> CutS3VMResult:
-        """Run CutS3VM on validated S3VM data (y = ±1 labeled, 0 unlabeled)."""
+    def solve(self, data: SemiSupervisedData) -> CutS3VMResult:
+        """Run CutS3VM on validated semi-supervised data (y = ±1 labeled, 0 unlabeled)."""
         self.check_params()
         start = time.perf_counter()
         labeled = data.labeled
@@ -431,7 +443,7 @@ class CutS3VM:
         if self.master_solver == "active-set":
             solution = solve_master(cuts, b, start=lam)
             return solution.w, solution.lam
-        from aidopt.solvers import get_solver
+        from aidopt.registry import get_solver
         from aidopt.solvers.base import SolveStatus
         from aidopt.solvers.pyomo import PyomoAdapter
 
@@ -446,90 +458,91 @@ class CutS3VM:
     def _out_of_time(self, start: float) -> bool:
         return self.time_limit is not None and time.perf_counter() - start > self.time_limit
 
+    # ------------------------------------------------------------------ command line
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """Options of ``aidopt solve cuts3vm`` (besides --data, --target, --json, --quiet)."""
+        parser.add_argument("--Cl", type=float, default=1.0, help="C_l, labeled loss weight (1)")
+        parser.add_argument("--Cu", type=float, default=1.0, help="C_u, unlabeled loss weight (1)")
+        parser.add_argument(
+            "--r",
+            type=float,
+            default=None,
+            help="positive fraction of unlabeled (default: labeled)",
+        )
+        parser.add_argument(
+            "--eps", type=float, default=0.1, help="cutting-plane tolerance ε (0.1)"
+        )
+        parser.add_argument("--alpha", type=float, default=0.01, help="CCCP relative tol α (0.01)")
+        parser.add_argument("--max-iter", type=int, default=500, help="cap on rounds (500)")
+        parser.add_argument("--max-cccp", type=int, default=50, help="cap on CCCP steps (50)")
+        parser.add_argument("--time-limit", type=float, default=None, help="wall-clock limit (s)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the random first start")
+        parser.add_argument(
+            "--kernel",
+            choices=("linear", "rbf", "poly"),
+            default="linear",
+            help="linear (default) or an empirical feature map (O(n²) memory, O(n³) time)",
+        )
+        parser.add_argument("--gamma", type=float, default=None, help="γ of rbf/poly (1/d)")
+        parser.add_argument(
+            "--solver",
+            default="active-set",
+            help="master solver: active-set (the dual (19), default), highs, gurobi (primal (17))",
+        )
 
-# ---------------------------------------------------------------------- CLI hooks
-MODEL_CLASS = CutS3VM
+    @classmethod
+    def solve_from_cli(cls, args: argparse.Namespace, frame: pd.DataFrame) -> dict[str, Any]:
+        """``aidopt solve cuts3vm``: the JSON-ready result (the s3vm layout plus |Ω| and CCCP)."""
+        check_kernel_options(args.kernel, gamma=args.gamma)  # before reading the data
+        kernel = None if args.kernel == "linear" else Kernel(args.kernel, gamma=args.gamma)
+        data = SemiSupervisedData.from_frame(frame, args.target)
+        method = cls(
+            C_l=args.Cl,
+            C_u=args.Cu,
+            r=args.r,
+            eps=args.eps,
+            alpha=args.alpha,
+            max_iter=args.max_iter,
+            max_cccp=args.max_cccp,
+            kernel=kernel,
+            master_solver=args.solver,
+            time_limit=args.time_limit,
+            random_state=args.seed,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the status says it
+            result = method.solve(data)
+        names = (
+            data.feature_names if kernel is None else [f"phi{k + 1}" for k in range(len(result.w))]
+        )
+        return {
+            "model": cls.name,
+            "solver": args.solver,
+            "status": result.status,
+            "message": result.message,
+            "objective": result.objective,
+            "lower_bound": None,  # a local method (CCCP on a non-convex problem): no certificate
+            "gap": None,
+            "constraints": result.constraints,
+            "cccp_iterations": result.cccp_iterations,
+            "iterations": result.iterations,
+            "n": data.n,
+            "m": data.m,
+            "final_rate": None,  # no aggregation
+            "seconds": result.seconds,
+            "params": method.summary(),
+            "solution": {
+                "w": {name: float(v) for name, v in zip(names, result.w, strict=True)},
+                "b": result.intercept,
+                "labels": [int(v) for v in result.labels],
+                "classes": {"-1": data.classes[0], "1": data.classes[1]},
+                "balance_b": result.b,
+                "xi": result.xi,
+                "violation": result.violation,
+            },
+            "history": list(result.rounds),
+        }
 
 
-def add_cli_arguments(parser) -> None:
-    """Options of ``aidopt solve cuts3vm``."""
-    parser.add_argument("--Cl", type=float, default=1.0, help="C_l, labeled loss weight (1)")
-    parser.add_argument("--Cu", type=float, default=1.0, help="C_u, unlabeled loss weight (1)")
-    parser.add_argument(
-        "--r", type=float, default=None, help="positive fraction of unlabeled (default: labeled)"
-    )
-    parser.add_argument("--eps", type=float, default=0.1, help="cutting-plane tolerance ε (0.1)")
-    parser.add_argument("--alpha", type=float, default=0.01, help="CCCP relative tol α (0.01)")
-    parser.add_argument("--max-iter", type=int, default=500, help="cap on rounds (500)")
-    parser.add_argument("--max-cccp", type=int, default=50, help="cap on CCCP steps (50)")
-    parser.add_argument("--time-limit", type=float, default=None, help="wall-clock limit (s)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random first start")
-    parser.add_argument(
-        "--kernel",
-        choices=("linear", "rbf", "poly"),
-        default="linear",
-        help="linear (default) or an empirical feature map (O(n²) memory, O(n³) time)",
-    )
-    parser.add_argument("--gamma", type=float, default=None, help="γ of rbf/poly (1/d)")
-    parser.add_argument(
-        "--solver",
-        default="active-set",
-        help="master solver: active-set (the dual (19), default), highs, gurobi (primal (17))",
-    )
-
-
-def solve_from_cli(args, frame: pd.DataFrame) -> dict[str, Any]:
-    """``aidopt solve cuts3vm``: the JSON-ready result (the s3vm layout plus |Ω| and CCCP)."""
-    from aidopt.models.s3vm import S3VMModel
-
-    check_kernel_options(args.kernel, gamma=args.gamma)  # before reading the data
-    kernel = None if args.kernel == "linear" else Kernel(args.kernel, gamma=args.gamma)
-    data = S3VMModel().data_from_frame(frame, args.target)
-    model = CutS3VM(
-        C_l=args.Cl,
-        C_u=args.Cu,
-        r=args.r,
-        eps=args.eps,
-        alpha=args.alpha,
-        max_iter=args.max_iter,
-        max_cccp=args.max_cccp,
-        kernel=kernel,
-        master_solver=args.solver,
-        time_limit=args.time_limit,
-        random_state=args.seed,
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # the status says it
-        result = model.solve(data)
-    names = data.feature_names if kernel is None else [f"phi{k + 1}" for k in range(len(result.w))]
-    return {
-        "model": "cuts3vm",
-        "solver": args.solver,
-        "status": result.status,
-        "message": result.message,
-        "objective": result.objective,
-        "lower_bound": None,  # a local method (CCCP on a non-convex problem): no certificate
-        "gap": None,
-        "constraints": result.constraints,
-        "cccp_iterations": result.cccp_iterations,
-        "iterations": result.iterations,
-        "n": data.n,
-        "m": data.m,
-        "final_rate": None,  # no aggregation
-        "seconds": result.seconds,
-        "params": model.summary(),
-        "solution": {
-            "w": {name: float(v) for name, v in zip(names, result.w, strict=True)},
-            "b": result.intercept,
-            "labels": [int(v) for v in result.labels],
-            "classes": {"-1": _plain(data.classes[0]), "1": _plain(data.classes[1])},
-            "balance_b": result.b,
-            "xi": result.xi,
-            "violation": result.violation,
-        },
-        "history": list(result.rounds),
-    }
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+METHOD = CutS3VM

@@ -1,0 +1,341 @@
+"""The data a model takes, validated once at the boundary, one container per learning setting.
+
+=====================  ======================================================  =================
+container              target                                                  models
+=====================  ======================================================  =================
+RegressionData         a number per row                                        lad, quantile
+BinaryData             two classes, mapped to ±1 (sorted order, as sklearn)    svm
+PositiveUnlabeledData  1 = labeled positive, 0 = unlabeled                     pu
+SemiSupervisedData     two classes on labeled rows, empty (NaN) on the others  s3vm, cuts3vm
+FeatureData            none                                                    ocsvm
+=====================  ======================================================  =================
+
+Each has ``from_arrays`` (numpy/scipy input, with feature names) and ``from_frame`` (a table and
+the name of its target column, as the command line reads CSV files), ``n`` rows, ``m`` features.
+Errors name the problem: shapes, NaN/inf, a missing or non-numeric column, a single class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+from aidopt.data.io import feature_matrix, target_column
+from aidopt.exceptions import DataError
+from aidopt.validation import check_feature_names, check_matrix, check_vector
+
+__all__ = [
+    "BinaryData",
+    "FeatureData",
+    "PositiveUnlabeledData",
+    "RegressionData",
+    "SemiSupervisedData",
+]
+
+
+class _Rows:
+    """n and m of a container holding X."""
+
+    X: Any
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def m(self) -> int:
+        return int(self.X.shape[1])
+
+
+def _python(value: Any) -> Any:
+    """A numpy scalar as the plain Python value (for JSON)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureData(_Rows):
+    """Features only: X (n × m)."""
+
+    X: NDArray[np.float64]
+    feature_names: tuple[str, ...]
+    target_name: str | None = None
+    target: ClassVar[str] = "none"
+
+    @classmethod
+    def from_arrays(cls, X: ArrayLike, feature_names: list[str] | None = None) -> FeatureData:
+        X = check_matrix(X, "X")
+        return cls(X=X, feature_names=check_feature_names(feature_names, X.shape[1]))
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, target: str | None = None) -> FeatureData:
+        """Every column is a feature; a ``target`` column, if named, is left out."""
+        if target is not None:
+            X, names = feature_matrix(frame, target)
+        else:
+            X, names = feature_matrix(frame.assign(_no_target_=0.0), "_no_target_")
+        return cls.from_arrays(X, names)
+
+
+@dataclass(frozen=True, eq=False)
+class RegressionData(_Rows):
+    """Regression data: X (n × m) and y (n,), validated (finite, numeric, matching lengths)."""
+
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
+    feature_names: tuple[str, ...]
+    target_name: str = "y"
+    target: ClassVar[str] = "required"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "y",
+    ) -> RegressionData:
+        X = check_matrix(X, "X")
+        y = check_vector(y, X.shape[0], "y")
+        names = check_feature_names(feature_names, X.shape[1])
+        return cls(X=X, y=y, feature_names=names, target_name=target_name)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> RegressionData:
+        if target is None:
+            raise DataError("A regression needs a target column (--target).")
+        y = target_column(frame, target)
+        if not pd.api.types.is_numeric_dtype(y):
+            raise DataError(f"Target column {target!r} is not numeric.")
+        X, names = feature_matrix(frame, target)
+        return cls.from_arrays(X, y.to_numpy(), names, target)
+
+
+@dataclass(frozen=True, eq=False)
+class BinaryData(_Rows):
+    """Two-class data: X (n × m) and labels y ∈ {−1, +1} (n,).
+
+    ``classes`` holds the original label values: ``classes[0]`` is mapped to −1 and
+    ``classes[1]`` to +1 (sorted order, as scikit-learn's ``classes_``).
+    """
+
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
+    classes: tuple[Any, Any]
+    feature_names: tuple[str, ...]
+    target_name: str = "y"
+    target: ClassVar[str] = "required"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "y",
+    ) -> BinaryData:
+        """Validate X and map a label vector with exactly two distinct values to ±1."""
+        X = check_matrix(X, "X")
+        labels = np.asarray(y)
+        if labels.ndim == 2 and labels.shape[1] == 1:
+            labels = labels[:, 0]
+        if labels.ndim != 1:
+            raise DataError(f"y must be a 1-D array of labels, got shape {labels.shape}.")
+        if labels.shape[0] != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {labels.shape[0]} entries.")
+        missing = pd.isna(labels)
+        if missing.any():
+            raise DataError(
+                f"y contains {int(missing.sum())} missing (NaN) labels, first at index "
+                f"{int(np.flatnonzero(missing)[0])}."
+            )
+        try:
+            classes, codes = np.unique(labels, return_inverse=True)
+        except TypeError:  # mixed types that cannot be sorted
+            raise DataError("y mixes label types that cannot be compared.") from None
+        if classes.size != 2:
+            shown = ", ".join(repr(_python(c)) for c in classes[:10])
+            more = ", ..." if classes.size > 10 else ""
+            raise DataError(
+                "An SVM needs labels with exactly two distinct values; y has "
+                f"{classes.size} ({shown}{more})."
+            )
+        names = check_feature_names(feature_names, X.shape[1])
+        return cls(
+            X=X,
+            y=np.where(codes == 1, 1.0, -1.0),
+            classes=(_python(classes[0]), _python(classes[1])),
+            feature_names=names,
+            target_name=target_name,
+        )
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> BinaryData:
+        if target is None:
+            raise DataError("A two-class model needs a target (label) column (--target).")
+        y = target_column(frame, target)
+        X, names = feature_matrix(frame, target)
+        return cls.from_arrays(X, y.to_numpy(), names, target)
+
+    def label_mapping(self) -> dict[str, Any]:
+        """{"-1": original value, "+1": original value}."""
+        return {"-1": self.classes[0], "+1": self.classes[1]}
+
+
+@dataclass(frozen=True, eq=False)
+class PositiveUnlabeledData(_Rows):
+    """PU data: X (N × d) and the mask of the labeled positives (the rest is unlabeled)."""
+
+    X: NDArray[np.float64]
+    labeled: NDArray[np.bool_]
+    feature_names: tuple[str, ...]
+    target_name: str = "s"
+    target: ClassVar[str] = "required"
+
+    def __post_init__(self) -> None:
+        if self.labeled.shape != (self.X.shape[0],):
+            raise DataError(
+                f"X has shape {self.X.shape} but labeled has shape {self.labeled.shape}."
+            )
+        if not self.labeled.any():
+            raise DataError(
+                "No labeled positives (target = 1): PU learning needs at least one labeled "
+                "positive row."
+            )
+        if self.labeled.all():
+            raise DataError(
+                "No unlabeled rows (target = 0): PU learning needs at least one unlabeled row."
+            )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike,
+        labeled: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "s",
+    ) -> PositiveUnlabeledData:
+        """Validate X (finite numbers) and the 0/1 (or bool) labels: 1 = labeled positive."""
+        X = check_matrix(X, "X")
+        s = np.asarray(labeled)
+        if s.ndim != 1 or s.shape[0] != X.shape[0]:
+            raise DataError(f"X has shape {X.shape} but the labels have shape {s.shape}.")
+        if s.dtype != bool:
+            values = pd.unique(pd.Series(s))
+            if not (np.issubdtype(s.dtype, np.number) and np.isin(s, (0, 1)).all()):
+                shown = ", ".join(map(repr, values[:10].tolist()))
+                raise DataError(
+                    "The PU target must be 1 (labeled positive) or 0 (unlabeled); "
+                    f"found the values {{{shown}}}."
+                )
+            s = s == 1
+        names = check_feature_names(feature_names, X.shape[1])
+        return cls(
+            X=X, labeled=np.ascontiguousarray(s), feature_names=names, target_name=target_name
+        )
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> PositiveUnlabeledData:
+        if target is None:
+            raise DataError(
+                "PU learning needs a target column (1 = labeled positive, 0 = unlabeled)."
+            )
+        s = target_column(frame, target)
+        if s.isna().any():
+            raise DataError(f"Target column {target!r} has missing values.")
+        X, names = feature_matrix(frame, target)
+        return cls.from_arrays(X, s.to_numpy(), names, target)
+
+    @property
+    def n_labeled(self) -> int:
+        """p, the number of labeled positives."""
+        return int(self.labeled.sum())
+
+    @property
+    def n_unlabeled(self) -> int:
+        """n, the number of unlabeled rows."""
+        return self.n - self.n_labeled
+
+
+_NEG, _POS, _UNL = 0, 1, 2  # entry groups of semi-supervised data
+
+
+@dataclass(frozen=True, eq=False)
+class SemiSupervisedData(_Rows):
+    """Features X (n × m, dense or CSR) and labels y: ±1 on labeled rows, 0 on unlabeled rows.
+
+    ``classes`` = (value shown as −1, value shown as +1) in the user's target column.
+    """
+
+    X: NDArray[np.float64] | sp.csr_matrix
+    y: NDArray[np.float64]
+    feature_names: tuple[str, ...]
+    target_name: str = "y"
+    classes: tuple[Any, Any] = (-1, 1)
+    target: ClassVar[str] = "required"
+
+    @classmethod
+    def from_arrays(
+        cls,
+        X: ArrayLike | sp.spmatrix,
+        y: ArrayLike,
+        feature_names: list[str] | None = None,
+        target_name: str = "y",
+    ) -> SemiSupervisedData:
+        """``y`` holds the class of labeled rows and NaN (or None) on unlabeled rows."""
+        X = check_matrix(X, "X", accept_sparse=True)
+        target = pd.Series(np.asarray(y, dtype=object).ravel())
+        if target.shape[0] != X.shape[0]:
+            raise DataError(f"X has {X.shape[0]} rows but y has {target.shape[0]} entries.")
+        labeled = target.notna().to_numpy()
+        if not labeled.any():
+            raise DataError("No labeled rows: S3VM needs labeled rows of both classes.")
+        if labeled.all():
+            raise DataError(
+                "No unlabeled rows (an empty target marks one): S3VM needs unlabeled rows; "
+                "for labeled data only use a supervised SVM."
+            )
+        values = pd.unique(target[labeled])
+        if len(values) != 2:
+            raise DataError(
+                f"S3VM needs exactly two classes among the labeled rows; found {len(values)}: "
+                f"{sorted(map(str, values))}."
+            )
+        classes = _class_order(values)
+        signed = np.zeros(X.shape[0])
+        signed[labeled] = np.where(target[labeled].to_numpy() == classes[1], 1.0, -1.0)
+        names = check_feature_names(feature_names, X.shape[1])
+        return cls(X=X, y=signed, feature_names=names, target_name=target_name, classes=classes)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> SemiSupervisedData:
+        if target is None:
+            raise DataError("S3VM needs a target column (empty on unlabeled rows).")
+        y = target_column(frame, target)
+        X, names = feature_matrix(frame, target)
+        return cls.from_arrays(X, y.to_numpy(dtype=object), names, target)
+
+    @property
+    def labeled(self) -> NDArray[np.bool_]:
+        return self.y != 0
+
+    @property
+    def group(self) -> NDArray[np.int64]:
+        """Group of every entry: 0 labeled −1, 1 labeled +1, 2 unlabeled."""
+        return np.where(self.y > 0, _POS, np.where(self.y < 0, _NEG, _UNL)).astype(np.int64)
+
+
+def _class_order(values) -> tuple[Any, Any]:
+    """(−1 value, +1 value): ±1 kept as they are, else the sorted order (0/1 → −1/+1)."""
+    as_list = list(values)
+    try:
+        numeric = sorted(float(v) for v in as_list)
+        if numeric == [-1.0, 1.0]:
+            return (-1, 1)
+        return tuple(sorted(as_list, key=float))  # type: ignore[return-value]
+    except (TypeError, ValueError):
+        return tuple(sorted(as_list, key=str))  # type: ignore[return-value]

@@ -1,0 +1,115 @@
+"""Fits on a small random sample that place the initial clusters (the paper's §4 recipe).
+
+AID's initial clustering starts from an approximate solution of the model on a sample (a
+regression line, a hyperplane, a PU classifier) and groups the entries by their score. Speed
+matters more than accuracy here (§5), so every fit is capped: an iteration limit, at most a
+quarter of the run's remaining time (libraries that cannot be interrupted run in a forked child
+killed then, :mod:`aidopt.deadline`), and a fit that is stopped or fails gives way to a
+closed-form direction (the difference of the class means). None of these fits is a solve of
+the aggregated problem; the certificate never depends on them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.typing import NDArray
+
+from aidopt.deadline import TimeLimitReached, budget, call_with_timeout, remaining
+from aidopt.exceptions import AidoptError, ConvergenceWarning
+from aidopt.kernels import Kernel, kernel_times
+
+__all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_scores", "quantile_fit"]
+
+TIME_SHARE = 0.25  #: the share of the remaining time a sample fit may take
+MAX_ITER = 10_000  #: liblinear iterations of the SVM sample fit
+MAX_ITER_KERNEL = 100_000  #: libsvm iterations of the kernel SVM sample fit
+MAX_ITER_PU = 30_000  #: USMO steps of the PU sample fit
+_WHAT = "the sample fit that places the initial clusters"
+
+
+def quantile_fit(Z: NDArray[np.float64], y: NDArray[np.float64], tau: float) -> NDArray[np.float64]:
+    """β of min Σ ρ_τ(y − Zβ) on the sample (Frisch–Newton, tol 1e-6)."""
+    from aidopt.solvers.frisch_newton import frisch_newton
+
+    return frisch_newton(Z, y, tau=tau, tol=1e-6).coef
+
+
+def linear_svm_fit(
+    X: NDArray[np.float64], y: NDArray[np.float64], C: float, seed: int
+) -> tuple[NDArray[np.float64], float]:
+    """(w, b) of a hinge-loss linear SVM on the sample (liblinear), or the class-mean
+    direction w = mean₊ − mean₋ when it is stopped or fails."""
+    from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    fit = LinearSVC(loss="hinge", C=C, max_iter=MAX_ITER, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkConvergenceWarning)  # only places C^0
+        try:
+            fit = call_with_timeout(fit.fit, X, y, timeout=budget(share=TIME_SHARE), what=_WHAT)
+        except (TimeLimitReached, AidoptError):
+            plus, minus = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0)
+            w = plus - minus
+            return w, -0.5 * float(w @ (plus + minus))
+    return fit.coef_[0], float(fit.intercept_[0])
+
+
+def kernel_svm_scores(
+    kernel: Kernel,
+    X: NDArray[np.float64],
+    Xs: NDArray[np.float64],
+    ys: NDArray[np.float64],
+    C: float,
+) -> NDArray[np.float64]:
+    """f(x) of a kernel SVM fitted on the sample (Xs, ys) (libsvm), for every row of X; or the
+    difference of the kernel means of the two classes when the fit is stopped or fails."""
+    from sklearn.svm import SVC
+
+    fit = SVC(kernel="precomputed", C=C, max_iter=MAX_ITER_KERNEL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an unconverged sample fit only places C^0
+        try:
+            fit = call_with_timeout(
+                fit.fit, kernel(Xs, Xs), ys, timeout=budget(share=TIME_SHARE), what=_WHAT
+            )
+            sv, coef, intercept = Xs[fit.support_], fit.dual_coef_[0], float(fit.intercept_[0])
+        except (TimeLimitReached, AidoptError):
+            coef = np.where(ys > 0, 1.0 / (ys > 0).sum(), -1.0 / (ys < 0).sum())
+            sv, intercept = Xs, 0.0
+    return kernel_times(kernel, X, sv, coef) + intercept
+
+
+def pu_scores(
+    X: NDArray[np.float64],
+    rows: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    weights: NDArray[np.float64],
+    prior: float,
+    lam: float,
+    kernel: Kernel,
+) -> NDArray[np.float64]:
+    """f − β for the rows of X of a PU classifier fitted by USMO on the weighted sample
+    ``rows`` (``labeled`` marks its positives). USMO stops after ``MAX_ITER_PU`` steps or a
+    quarter of the remaining time; its iterate is used whatever its status (it is never worse
+    than the class-mean direction it starts from)."""
+    from aidopt.solvers.usmo import usmo
+
+    left = remaining()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a stopped fit is still usable
+        fit = usmo(
+            rows,
+            labeled,
+            prior=prior,
+            lam=lam,
+            kernel=kernel,
+            weights=weights,
+            tol=1e-3,
+            max_iter=MAX_ITER_PU,
+            time_limit=None if left is None else TIME_SHARE * left,
+        )
+    if fit.coef is not None:
+        return X @ fit.coef
+    return kernel_times(kernel, X, rows, fit.alpha)

@@ -1,0 +1,161 @@
+"""Problem structures: the special forms of an aggregated problem that fast solvers exploit.
+
+A model says which structures its aggregated problem can be written as (``structures`` and
+``to_structure``); a solver says which structures it solves (``STRUCTURES``). Neither knows the
+other: the driver matches them. Each structure is a plain description of one problem on
+weighted rows, and each has a solution type that every solver of the structure returns.
+
+=========================  ====================================================  ===========
+structure                  problem                                               solvers
+=========================  ====================================================  ===========
+WeightedQuantileRegression min_β s Σ_k w_k ρ_τ(y_k − z_k β)                      fn
+WeightedSVM                min ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b))   libsvm,
+                           (b unpenalised; φ_k features, or a Gram matrix)       liblinear*
+PULearning                 (5)/(6) of Sansone et al. on weighted rows            usmo
+=========================  ====================================================  ===========
+
+(*) liblinear penalises ½b² as well: it answers a different problem and says so
+(``SolveResult.exact = False``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+__all__ = [
+    "PULearning",
+    "QuantileFit",
+    "SVMFit",
+    "Structure",
+    "WeightedQuantileRegression",
+    "WeightedSVM",
+]
+
+
+class Structure:
+    """Base of every structure; ``title`` names the problem in messages."""
+
+    title: ClassVar[str] = ""
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedQuantileRegression(Structure):
+    """min_β scale · Σ_k w_k ρ_τ(y_k − z_k β), ρ_τ(r) = r(τ − 1[r < 0]); rows z_k of Z.
+
+    Dual (the LP's): max Σ_k y_k d_k s.t. Zᵀd = 0, −(1 − τ)w ≤ d ≤ τw (times ``scale``).
+    ``start``: an optional warm start (β, a) with a = d + (1 − τ)w ∈ [0, w].
+    """
+
+    title: ClassVar[str] = "weighted quantile regression"
+    Z: NDArray[np.float64]
+    y: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    tau: float
+    scale: float = 1.0
+    start: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+
+
+@dataclass(frozen=True)
+class QuantileFit:
+    """β and the LP multipliers d (one per row, in [−(1 − τ)w, τw]) of a quantile regression."""
+
+    coef: NDArray[np.float64]
+    dual: NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class WeightedSVM(Structure):
+    """min_{w,b} ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)), b free and unpenalised.
+
+    Either ``features`` (rows φ_k, the linear kernel) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
+    max Σα − ½ (α∘y)ᵀG(α∘y) s.t. Σ α_k y_k = 0, 0 ≤ α_k ≤ C w_k.
+    """
+
+    title: ClassVar[str] = "weighted soft-margin SVM"
+    y: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    C: float
+    features: NDArray[np.float64] | sp.spmatrix | None = None
+    gram: NDArray[np.float64] | None = None
+
+    @property
+    def upper(self) -> NDArray[np.float64]:
+        """The box C w_k of the dual."""
+        return self.C * self.weight
+
+
+@dataclass(frozen=True)
+class SVMFit:
+    """The dual α (K,), the intercept b, and w = Σ α_k y_k φ_k when the features are given."""
+
+    alpha: NDArray[np.float64] | None
+    b: float
+    w: NDArray[np.float64] | None
+
+
+@dataclass(frozen=True, eq=False)
+class PULearning(Structure):
+    """Positive–unlabeled learning with the double hinge (Sansone et al. 2019, (5)/(6)) on
+    weighted rows: ``X`` the rows with ``kernel`` (a :class:`aidopt.kernels.Kernel`), or a Gram
+    matrix with ``kernel="precomputed"``; ``labeled`` marks the labeled positives.
+    ``start``: σ of the unlabeled rows (a warm start) or "feasible". The solution is the
+    solver's :class:`aidopt.solvers.usmo.USMOResult`-like answer (σ, α, β, w, ‖f − β‖²)."""
+
+    title: ClassVar[str] = "positive-unlabeled learning (double hinge)"
+    X: Any
+    labeled: NDArray[np.bool_]
+    weight: NDArray[np.float64]
+    prior: float
+    lam: float
+    kernel: Any
+    start: Any = "feasible"
+
+
+def feasible_dual(
+    alpha: NDArray[np.float64], y: NDArray[np.float64], upper: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """A point of {0 ≤ α ≤ upper, Σ α_k y_k = 0} next to ``alpha`` (a solver's dual answer).
+
+    Clip to the box, then scale down the class whose Σα is larger so that the two classes
+    balance; scaling down keeps the box, so the result is dual feasible up to rounding.
+    """
+    a = np.clip(np.asarray(alpha, dtype=np.float64), 0.0, upper)
+    pos, neg = y > 0, y < 0
+    s_pos, s_neg = a[pos].sum(), a[neg].sum()
+    if s_pos > s_neg:
+        a[pos] *= s_neg / s_pos
+    elif s_neg > s_pos:
+        a[neg] *= s_pos / s_neg
+    return a
+
+
+def svm_scores(svm: WeightedSVM, fit: SVMFit) -> NDArray[np.float64]:
+    """⟨w, φ_k⟩ for every row (from w with features, from α with a Gram matrix)."""
+    if svm.gram is not None:
+        return svm.gram @ (fit.alpha * svm.y)
+    return np.asarray(svm.features @ fit.w).ravel()
+
+
+def svm_primal_value(svm: WeightedSVM, fit: SVMFit) -> float:
+    """½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)) at the fit."""
+    scores = svm_scores(svm, fit)
+    if svm.gram is not None:
+        norm_sq = float((fit.alpha * svm.y) @ scores)
+    else:
+        norm_sq = float(fit.w @ fit.w)
+    hinge = np.maximum(0.0, 1.0 - svm.y * (scores + fit.b))
+    return 0.5 * norm_sq + svm.C * float(svm.weight @ hinge)
+
+
+def svm_dual_value(svm: WeightedSVM, alpha: NDArray[np.float64]) -> float:
+    """Σα − ½‖Σ α_k y_k φ_k‖² (a lower bound on the optimum when α is dual feasible)."""
+    ay = alpha * svm.y
+    if svm.gram is not None:
+        return float(alpha.sum() - 0.5 * ay @ svm.gram @ ay)
+    w = np.asarray(svm.features.T @ ay).ravel()
+    return float(alpha.sum() - 0.5 * w @ w)
