@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.spatial import cKDTree
 
 __all__ = ["kmeans_one_pass", "n_clusters_for_rate"]
 
@@ -58,6 +57,8 @@ def _nearest(z: NDArray[np.float64], centres: NDArray[np.float64]) -> NDArray[np
         mids = 0.5 * (sorted_c[1:] + sorted_c[:-1])
         return order[np.searchsorted(mids, z[:, 0])].astype(np.int64)
     if d <= 8:
+        from scipy.spatial import cKDTree  # 0.08 s to import: only where it is used
+
         return cKDTree(centres).query(z, k=1)[1].astype(np.int64)
     c_sq = np.einsum("ij,ij->i", centres, centres)
     out = np.empty(z.shape[0], dtype=np.int64)

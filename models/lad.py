@@ -44,12 +44,14 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.certificate import (
     EPS,
@@ -304,6 +306,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     # ------------------------------------------------------------------ aggregated problem (3)
     def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         xbar, ybar, weight = agg.xbar, agg.ybar, agg.weight
         c_plus, c_minus = self.costs()
         model = pyo.ConcreteModel(name="LAD aggregated problem (3)")
@@ -329,6 +333,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return model
 
     def extract(self, model: pyo.ConcreteModel, agg: LADAggregate) -> LADSolution:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         coef = np.array([pyo.value(model.beta[j]) for j in model.J], dtype=np.float64)
         duals = [model.dual.get(model.deviation[k]) for k in model.K]
         dual = None

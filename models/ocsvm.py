@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.certificate import (
@@ -130,6 +132,8 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     # ------------------------------------------------------------------ the aggregated problem
     def build(self, agg: Aggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         xbar, cost = agg.xbar, self._cost(agg)
         m = pyo.ConcreteModel(name="LM-OCSVM aggregated problem")
         m.K = pyo.RangeSet(0, len(cost) - 1)  # clusters k
@@ -149,7 +153,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         return m
 
     def extract(self, model: pyo.ConcreteModel, agg: Aggregate) -> Solution:
-        w = np.array([pyo.value(model.w[j]) for j in model.J])
+        w = np.array([model.w[j].value for j in model.J])
         duals = [model.dual.get(model.margin[k]) for k in model.K]
         a = None if None in duals else np.abs(np.array(duals, dtype=np.float64))
         return Solution(w, a, agg.partition)

@@ -41,12 +41,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.certificate import (
     EPS,
@@ -191,6 +193,8 @@ def primal_linear_model(
     lam: float,
 ) -> pyo.ConcreteModel:
     """(5) for the linear kernel with w explicit, on weighted rows (centroids x̄_k, weights w_k)."""
+    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
     c1, c2 = _constants(weight, labeled, prior, lam)
     model = pyo.ConcreteModel(name="PU primal (5), linear kernel")
     model.P = pyo.Set(initialize=np.flatnonzero(labeled).tolist())  # labeled positive rows
@@ -234,6 +238,8 @@ def primal_kernel_model(
     lam: float,
 ) -> pyo.ConcreteModel:
     """(5) in (α, β, ξ) with the kernel matrix K as a parameter (weighted rows; small n only)."""
+    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
     c1, c2 = _constants(weight, labeled, prior, lam)
     model = pyo.ConcreteModel(name="PU primal (5), kernel matrix")
     model.I = pyo.RangeSet(0, K.shape[0] - 1)  # all rows
@@ -279,6 +285,8 @@ def dual_model(
     Declared as the Lagrangian dual of (5), max −(6) − ½ α_PᵀK_PPα_P with α_P = c1 w_P, so that
     its optimum equals min (5) and its value at any feasible point is a lower bound on it.
     """
+    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
     c1, c2 = _constants(weight, labeled, prior, lam)
     P, U = np.flatnonzero(labeled), np.flatnonzero(~labeled)
     alpha_p = c1 * weight[P]
@@ -507,6 +515,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return dual_model(agg.gram, agg.weight, agg.labeled, self.prior, self.lam)
 
     def extract(self, model: pyo.ConcreteModel, agg: PUAggregate) -> PUSolution:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         if self.linear:
             u = np.array([pyo.value(model.w[j]) for j in model.J])
             hinge = [model.dual.get(model.hinge[k]) for k in model.U]

@@ -53,12 +53,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.certificate import Bound, DualPoint
 from aidopt.clustering import kmeans_one_pass
@@ -290,6 +292,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     # ------------------------------------------------------------------ aggregated problem (15)
     def build(self, agg: S3VMAggregate) -> pyo.ConcreteModel:
         """(15) in Pyomo, in the reduced coordinates u (w = Vᵀu), with the data-derived big-M."""
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         bounds = self._bounds(agg, None, None)
         xt, cost, kind = agg.xt, agg.cost, agg.kind
         f_lo, f_hi = bounds.score_range(np.linalg.norm(xt, axis=1))
@@ -335,6 +339,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return m
 
     def extract(self, model: pyo.ConcreteModel, agg: S3VMAggregate) -> S3VMSolution:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         u = np.array([pyo.value(model.u[j]) for j in model.J], dtype=np.float64)
         d = np.zeros(len(agg.weight))
         for k in model.U:

@@ -38,12 +38,14 @@ entries, or at the dual complementary slackness gives the primal (the better of 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.certificate import (
     EPS,
@@ -322,6 +324,8 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     # ------------------------------------------------------------------ aggregated problem (9)
     def build(self, agg: SVMAggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         xbar, ybar, weight, M = agg.xbar, agg.label, agg.weight, self.M
         model = pyo.ConcreteModel(name="SVM aggregated problem (9)")
         model.K = pyo.RangeSet(0, len(weight) - 1)  # clusters k ∈ K^t
@@ -343,6 +347,8 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         return model
 
     def extract(self, model: pyo.ConcreteModel, agg: SVMAggregate) -> SVMSolution:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         w = np.array([pyo.value(model.w[j]) for j in model.J], dtype=np.float64)
         duals = [model.dual.get(model.margin[k]) for k in model.K]
         alpha = None

@@ -41,12 +41,14 @@ minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -235,6 +237,8 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     # ------------------------------------------------------------------ aggregated dual (21)
     def build(self, agg: KernelSVMAggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         Kbar, ybar, upper = agg.gram, agg.label, self.M * agg.weight
         model = pyo.ConcreteModel(name="Kernel SVM aggregated dual (21)")
         model.K = pyo.RangeSet(0, len(ybar) - 1)  # clusters k ∈ K^t
@@ -254,6 +258,8 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         return model
 
     def extract(self, model: pyo.ConcreteModel, agg: KernelSVMAggregate) -> KernelSVMSolution:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
         alpha = np.array([pyo.value(model.alpha[k]) for k in model.K], dtype=np.float64)
         return self._solution(agg, feasible_dual(alpha, agg.label, self.M * agg.weight))
 

@@ -175,3 +175,17 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path):
         os.close(write)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+
+
+def test_the_command_line_does_not_load_pyomo_until_a_pyomo_model_is_built(tmp_path):
+    """Pyomo takes ~0.7 s to import: `aidopt solve` on the matrix or structure routes must not
+    pay it (models import it inside build/extract)."""
+    code = (
+        "import sys; from aidopt.cli import main; "
+        f"main(['solve', 'lad', '--data', {LAD!r}, '--target', 'y', '--json']); "
+        "print('pyomo' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "optimal"
+    assert done.stderr.strip().splitlines()[-1] == "False"

@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyomo.environ as pyo
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
 
 from aidopt.exceptions import DataError, SolverError
 from aidopt.solvers.active_set import capped_simplex_qp
@@ -109,6 +112,8 @@ class MasterSolution:
 # ---------------------------------------------------------------------- the primal (17) in Pyomo
 def build_master(cuts: Cuts, b: float | None = None) -> pyo.ConcreteModel:
     """Master (17) as a Pyomo QP in (w, b, ξ); ``b`` fixed at the given value or free if None."""
+    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
     model = pyo.ConcreteModel(name="CutS3VM master problem (17)")
     model.K = pyo.RangeSet(0, cuts.size - 1)  # constraint vectors c_k ∈ Ω
     model.J = pyo.RangeSet(0, cuts.d - 1)  # features of φ
@@ -132,6 +137,8 @@ def build_master(cuts: Cuts, b: float | None = None) -> pyo.ConcreteModel:
 
 def master_from_pyomo(model: pyo.ConcreteModel) -> tuple[NDArray[np.float64], float, float]:
     """(w, b, ξ) read back from a solved :func:`build_master` model."""
+    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
     w = np.array([pyo.value(model.w[j]) for j in model.J], dtype=np.float64)
     return w, float(pyo.value(model.b)), float(pyo.value(model.xi))
 
