@@ -1,45 +1,75 @@
 """scikit-learn facades, generated from the models' declared options.
 
-An estimator's parameters are its model's declared :class:`~aidopt.options.Option` tuple plus
-the run's (:data:`aidopt.driver.RUN_OPTIONS`: solver, tol, max_iter, time_limit, rate,
-random_state, interface, solver_options, verbose) — no third copy of any option. ``__init__``
-only stores its keyword arguments (scikit-learn's convention: ``get_params``/``clone`` work);
-``fit`` validates and solves; fitted attributes end with an underscore (``result_``,
+An estimator's parameters are its model's declared :class:`~aidopt.options.Option` tuple (with
+the command-line extras the model's ``from_options`` takes, e.g. the SVM's ``kernel``) plus the
+run's (:data:`aidopt.driver.RUN_OPTIONS`: solver, tol, max_iter, time_limit, rate, random_state,
+interface, solver_options, verbose) — no third copy of any option. ``__init__`` only stores its
+keyword arguments (scikit-learn's convention: ``get_params``/``clone`` work); ``fit`` validates
+with scikit-learn's own ``validate_data`` (so NaN, complex, empty or mis-shaped input fails with
+scikit-learn's messages) and solves; fitted attributes end with an underscore (``result_``,
 ``certificate_``, ``history_``, ``n_iter_``, ``status_``, ``n_features_in_``).
 
 Every registered model has one (:func:`estimator_for`, built from the registry: a model added as
-one file or through the ``aidopt.models`` entry points gets it with no edit here); the LAD model
-also has the hand-finished :class:`AIDLADRegressor` (``coef_``, ``predict``).
+one file or through the ``aidopt.models`` entry points gets it with no edit here). Finished
+estimators with the attributes scikit-learn users expect: :class:`AIDLADRegressor`,
+:class:`AIDQuantileRegressor` and :class:`AIDSVC`.
+
+A model option whose name scikit-learn reserves for another meaning is renamed here
+(``warm_start`` means "reuse the last fit" to scikit-learn; LAD's is the inner solver's warm
+start: ``inner_warm_start``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import inspect
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from aidopt.data.containers import RegressionData
+from aidopt.data.containers import BinaryData, RegressionData
 from aidopt.driver import RUN_OPTIONS, AIDSolver
-from aidopt.models.lad import LADModel
+from aidopt.exceptions import DataError
+from aidopt.models.lad import LADModel, QuantileModel
+from aidopt.models.svm import SVMModel
 from aidopt.options import Option
 from aidopt.result import AIDResult
 from aidopt.validation import check_predict_input
 
-__all__ = ["AIDEstimator", "AIDLADRegressor", "estimator_for", "estimator_parameters"]
+__all__ = [
+    "AIDSVC",
+    "AIDEstimator",
+    "AIDLADRegressor",
+    "AIDQuantileRegressor",
+    "estimator_for",
+    "estimator_parameters",
+]
+
+#: model options renamed in the estimators (scikit-learn gives these names another meaning)
+RENAMED = {"warm_start": "inner_warm_start"}
 
 
-def estimator_parameters(model_options: tuple[Option, ...]) -> tuple[Option, ...]:
-    """The parameters of an estimator: the model's options, then the run's."""
-    return (*model_options, *RUN_OPTIONS)
+def estimator_parameters(model_class: Any, *, extras: bool = True) -> tuple[Option, ...]:
+    """The parameters of an estimator: the model's options (with ``extras``, the command-line
+    extras that its ``from_options`` takes, replacing an option of the same name), then the
+    run's."""
+    extras = getattr(model_class, "cli_extras", ()) if extras else ()
+    replaced = {o.name for o in extras}
+    model = [o for o in model_class.options if o.name not in replaced] + list(extras)
+    return (
+        *(dataclasses.replace(o, name=RENAMED.get(o.name, o.name)) for o in model),
+        *RUN_OPTIONS,
+    )
 
 
 class AIDEstimator(BaseEstimator):
-    """Base of the generated estimators: the model from the model parameters, the run from
-    the run parameters, and the fitted attributes every estimator has."""
+    """Base of the estimators: the model from the model parameters, the run from the run
+    parameters, and the fitted attributes every estimator has."""
 
     _model_class: ClassVar[Any]
     _parameters: ClassVar[tuple[Option, ...]] = ()
@@ -50,8 +80,11 @@ class AIDEstimator(BaseEstimator):
             cls.__init__ = _keyword_init(cls._parameters)  # type: ignore[method-assign]
 
     def _model(self) -> Any:
-        names = {o.name for o in self._model_class.options}
-        return self._model_class(**{k: v for k, v in self.get_params().items() if k in names})
+        params = self.get_params()
+        run = {o.name for o in RUN_OPTIONS}
+        back = {new: old for old, new in RENAMED.items()}
+        values = {back.get(k, k): v for k, v in params.items() if k not in run}
+        return self._model_class.from_options(**values)
 
     def _run(self, data: Any) -> AIDResult:
         run = {o.name: getattr(self, o.name) for o in RUN_OPTIONS}
@@ -62,6 +95,13 @@ class AIDEstimator(BaseEstimator):
         self.n_iter_ = result.iterations
         self.status_ = result.status.value
         return result
+
+    def _rows(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Rows to score: fitted, finite, float64, with the fitted number of features."""
+        check_is_fitted(self)
+        rows = check_predict_input(X, self.n_features_in_, type(self).__name__)
+        validate_data(self, X, reset=False, skip_check_array=True)  # feature names
+        return rows
 
 
 def _keyword_init(parameters: tuple[Option, ...]):
@@ -108,38 +148,99 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
     name = f"AID{model.__name__.removesuffix('Model')}"
     attributes = {
         "_model_class": model,
-        "_parameters": estimator_parameters(model.options),
+        "_parameters": estimator_parameters(model),
         "__doc__": f"{(model.__doc__ or model.__name__).strip().splitlines()[0]} (fitted by AID)",
         "__module__": __name__,
     }
     return type(name, (_GenericEstimator,), attributes)
 
 
-class AIDLADRegressor(RegressorMixin, AIDEstimator):
-    """Least absolute deviations regression fitted by AID, with an optimality certificate.
-
-    Parameters: those of :class:`aidopt.models.lad.LADModel` and of the run (see
-    ``aidopt models --markdown``). After ``fit``: ``coef_``, ``intercept_``, ``status_``
-    ('optimal' when certified), ``certificate_``, ``result_`` (the :class:`aidopt.AIDResult`),
-    ``history_`` (per-iteration DataFrame), ``n_iter_``. The aggregated problems go to the
-    model's default solver (Frisch–Newton, measured the fastest) unless ``solver`` names another.
-    """
-
-    _model_class: ClassVar[Any] = LADModel
-    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(LADModel.options)
-
-    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDLADRegressor:
+class _LinearRegressor(RegressorMixin, AIDEstimator):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> _LinearRegressor:
         names = getattr(X, "columns", None)
-        data = RegressionData.from_arrays(X, y, None if names is None else [str(c) for c in names])
-        result = self._run(data)
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        features = None if names is None else [str(c) for c in names]
+        result = self._run(RegressionData.from_arrays(X, y, features))
         self.coef_ = result.solution.coef
         self.intercept_ = result.solution.intercept
-        self.n_features_in_ = data.m
-        if names is not None:
-            self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
         return self
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        check_is_fitted(self, "coef_")
-        X = check_predict_input(X, self.n_features_in_, type(self).__name__)
-        return X @ self.coef_ + self.intercept_
+        return self._rows(X) @ self.coef_ + self.intercept_
+
+
+class AIDLADRegressor(_LinearRegressor):
+    """Least absolute deviations regression fitted by AID, with an optimality certificate.
+
+    Parameters: those of :class:`aidopt.models.lad.LADModel` (its ``warm_start`` as
+    ``inner_warm_start``) and of the run (see ``aidopt models --markdown``). After ``fit``:
+    ``coef_``, ``intercept_``, ``status_`` ('optimal' when certified), ``certificate_``,
+    ``result_`` (the :class:`aidopt.AIDResult`), ``history_`` (per-iteration DataFrame),
+    ``n_iter_``. The aggregated problems go to the model's default solver (Frisch–Newton,
+    measured the fastest) unless ``solver`` names another.
+    """
+
+    _model_class: ClassVar[Any] = LADModel
+    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(LADModel, extras=False)
+
+
+class AIDQuantileRegressor(_LinearRegressor):
+    """Quantile regression at level ``quantile`` fitted by AID (scikit-learn's
+    ``QuantileRegressor(alpha=0)`` problem), with an optimality certificate; as
+    :class:`AIDLADRegressor` otherwise (``quantile=0.5`` is LAD)."""
+
+    _model_class: ClassVar[Any] = QuantileModel
+    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(QuantileModel, extras=False)
+
+
+class AIDSVC(ClassifierMixin, AIDEstimator):
+    """Soft-margin SVM (hinge loss, unpenalised bias; ``M`` is scikit-learn's ``C``) fitted by
+    AID, linear or with a kernel (``kernel``, ``gamma``, ``degree``, ``coef0``), with an
+    optimality certificate. Binary: ``classes_[0]`` is the negative class.
+
+    After ``fit``: ``classes_``, ``coef_`` and ``intercept_`` (linear), ``support_`` and
+    ``dual_coef_`` (α_i y_i of the rows with α_i > 0, scikit-learn's layout), ``status_``,
+    ``certificate_``, ``result_``, ``history_``, ``n_iter_``; ``decision_function`` and
+    ``predict``. No ``predict_proba``: calibrate with ``CalibratedClassifierCV`` if needed.
+    """
+
+    _model_class: ClassVar[Any] = SVMModel
+    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(SVMModel)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDSVC:
+        names = getattr(X, "columns", None)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise DataError(
+                "Only binary classification is supported. AIDSVC needs exactly 2 classes; y has "
+                f"{classes.size} class{'' if classes.size == 1 else 'es'}."
+            )
+        features = None if names is None else [str(c) for c in names]
+        data = BinaryData.from_arrays(X, y, features)
+        result = self._run(data)
+        self.classes_ = classes
+        self.solution_ = solution = result.solution
+        if hasattr(solution, "w"):
+            self.coef_ = solution.w[None, :]
+            self.intercept_ = np.array([solution.b])
+        with contextlib.suppress(ValueError):  # a backend without dual values (liblinear)
+            alpha = solution.entry_duals()  # α_i of the dual on every row (optimal if certified)
+            self.support_ = np.flatnonzero(alpha > 0)
+            self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x) = w·x + b (linear) or Σ α_i y_i K(x_i, x) + b; > 0 means ``classes_[1]``."""
+        rows = self._rows(X)
+        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        scores = self.decision_function(X)  # checks that the estimator is fitted first
+        return self.classes_[(scores > 0).astype(np.int64)]

@@ -192,9 +192,9 @@ def check_predict_input(
     (CSR when sparse and ``accept_sparse``) with that many columns and finite entries.
 
     Every ``predict``/``decision_function`` calls this, so that NaN/inf or a wrong width is a
-    :class:`DataError` naming the problem ("X has 2 features, but SVMSolution was fitted with 3
-    features."), never NaN scores, labels of garbage, or a matmul error from numpy. Zero rows
-    are allowed (the answer is empty).
+    :class:`DataError` naming the problem in scikit-learn's words ("X has 2 features, but
+    SVMSolution is expecting 3 features as input."), never NaN scores, labels of garbage, or a
+    matmul error from numpy. Zero rows are allowed (the answer is empty).
     """
     if sp.issparse(X):
         if not accept_sparse:
@@ -211,13 +211,15 @@ def check_predict_input(
         values = out
     if out.ndim != 2:
         hint = (
-            " (one row: X.reshape(1, -1); one feature: X.reshape(-1, 1))" if out.ndim == 1 else ""
+            " (one row: X.reshape(1, -1); one feature: X.reshape(-1, 1)). Reshape your data"
+            if out.ndim == 1
+            else ""
         )
         raise DataError(f"{name} must be a 2-D array, got shape {out.shape}{hint}.")
-    if out.shape[1] != n_features:
+    if out.shape[1] != n_features:  # scikit-learn's words
         raise DataError(
-            f"{name} has {out.shape[1]} features, but {owner} was fitted with {n_features} "
-            "features."
+            f"{name} has {out.shape[1]} features, but {owner} is expecting {n_features} "
+            "features as input."
         )
     _check_finite(values, name)
     return out

@@ -6,9 +6,10 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import QuantileRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aidopt.data.lad import make_lad
-from aidopt.estimators import AIDLADRegressor
+from aidopt.estimators import AIDSVC, AIDLADRegressor, AIDQuantileRegressor
 from aidopt.exceptions import DataError, InvalidParameterError
 
 
@@ -35,7 +36,60 @@ def test_estimator_protocol():
     fitted = est.fit(frame, frame["a"] * 2 + 1)
     assert list(fitted.feature_names_in_) == ["a", "b"]
     assert fitted.intercept_ == 0.0
-    with pytest.raises(DataError, match="fitted with 2 features"):
+    with pytest.raises(DataError, match="is expecting 2 features"):
         fitted.predict(np.ones((2, 3)))
     with pytest.raises(InvalidParameterError, match="'tol'"):
         AIDLADRegressor(tol=-1.0).fit(frame, frame["a"])
+
+
+# ---------------------------------------------------------------------- scikit-learn's checks
+
+
+@parametrize_with_checks(
+    [
+        AIDLADRegressor(),
+        AIDQuantileRegressor(quantile=0.7),
+        AIDSVC(),
+        AIDSVC(kernel="rbf", solver="libsvm"),
+    ]
+)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_svc_matches_scikit_learn_svc_and_keeps_the_labels():
+    from sklearn.svm import SVC
+
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(0, 1, (150, 2)), rng.normal(2, 1, (150, 2))]
+    y = np.array(["no"] * 150 + ["yes"] * 150)
+    est = AIDSVC(M=1.0, tol=0.0).fit(X, y)
+    ref = SVC(kernel="linear", C=1.0, tol=1e-10).fit(X, y)
+    assert est.status_ == "optimal" and list(est.classes_) == ["no", "yes"]
+
+    def primal(w, b):
+        s = np.where(y == "yes", 1.0, -1.0)
+        return 0.5 * w @ w + np.maximum(0.0, 1.0 - s * (X @ w + b)).sum()
+
+    ours, theirs = primal(est.coef_[0], est.intercept_[0]), primal(ref.coef_[0], ref.intercept_[0])
+    assert ours <= theirs * (1 + 1e-9)
+    assert np.mean(est.predict(X) == ref.predict(X)) >= 0.99
+    s = np.where(y == "yes", 1.0, -1.0)
+    w = est.dual_coef_[0] @ X[est.support_]  # w = Σ α_i y_i x_i at the certified dual
+    np.testing.assert_allclose(w, est.coef_[0], rtol=1e-6, atol=1e-8)
+    assert abs(est.dual_coef_[0].sum()) <= 1e-8 and np.all(est.dual_coef_[0] * s[est.support_] > 0)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        AIDSVC().fit(X, np.arange(300) % 3)
+
+
+def test_quantile_regressor_matches_scikit_learn():
+    X, y, _, _ = make_lad(1200, 3, seed=5)
+    est = AIDQuantileRegressor(quantile=0.8, tol=0.0).fit(X, y)
+    ref = QuantileRegressor(quantile=0.8, alpha=0.0, solver="highs").fit(X, y)
+
+    def pinball(pred):
+        r = y - pred
+        return np.maximum(0.8 * r, (0.8 - 1) * r).sum()
+
+    assert est.status_ == "optimal"
+    assert pinball(est.predict(X)) == pytest.approx(pinball(ref.predict(X)), rel=1e-7)

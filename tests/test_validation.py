@@ -58,7 +58,7 @@ def test_check_predict_input_accepts_what_the_model_was_fitted_on():
             r"X contains NaN values \(1 non-finite entries, first at index \(0, 1\)\)",
         ),
         (np.array([[1.0, 2.0, np.inf]]), {}, "X contains inf values"),
-        (np.ones((2, 2)), {}, "X has 2 features, but Owner was fitted with 3 features."),
+        (np.ones((2, 2)), {}, "X has 2 features, but Owner is expecting 3 features as input."),
         (np.ones(3), {}, r"X must be a 2-D array, got shape \(3,\) \(one row: X.reshape\(1, -1\)"),
         ([["a", "b", "c"]], {}, "X must be numeric"),
         (sp.csr_matrix(np.ones((2, 3))), {}, "X is a sparse matrix; Owner needs dense data."),
@@ -151,7 +151,7 @@ def test_every_predict_names_nan_inf_and_a_wrong_width(predictors, name):
     with pytest.raises(DataError, match="X contains inf values"):
         predict(with_inf)
     with pytest.raises(
-        DataError, match=f"X has 2 features, but {owner} was fitted with 3 features"
+        DataError, match=f"X has 2 features, but {owner} is expecting 3 features as input"
     ):
         predict(X[:, :2])
     with pytest.raises(DataError, match="X must be a 2-D array"):
