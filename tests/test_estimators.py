@@ -93,3 +93,27 @@ def test_quantile_regressor_matches_scikit_learn():
 
     assert est.status_ == "optimal"
     assert pinball(est.predict(X)) == pytest.approx(pinball(ref.predict(X)), rel=1e-7)
+
+
+def test_pickle_and_clone_round_trips_and_cuts3vm_is_an_estimator():
+    import pickle
+
+    from aidopt.baselines.cuts3vm import CutS3VM
+
+    rng = np.random.default_rng(8)
+    X = np.r_[rng.normal(-1.5, 1, (100, 2)), rng.normal(1.5, 1, (100, 2))]
+    y = np.r_[np.zeros(100), np.ones(100)]
+    masked = np.where(rng.random(200) < 0.2, y, np.nan)
+    masked[[0, 150]] = [0.0, 1.0]
+    fitted = [
+        AIDLADRegressor(tol=0.0).fit(X, X @ [1.0, -2.0] + rng.laplace(size=200)),
+        AIDQuantileRegressor(quantile=0.3, tol=0.0).fit(X, X[:, 0] + rng.normal(size=200)),
+        AIDSVC(tol=0.0).fit(X, y),
+        CutS3VM(C_l=100.0, C_u=1.0).fit(X, masked),
+    ]
+    for est in fitted:
+        twin = clone(est)
+        assert twin.get_params() == est.get_params() and not hasattr(twin, "classes_")
+        back = pickle.loads(pickle.dumps(est))
+        np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert fitted[3].score(X, y) >= 0.9  # ClassifierMixin: accuracy of the transductive labels

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
 from aidopt.data.containers import SemiSupervisedData
@@ -231,7 +232,7 @@ class CutS3VMResult:
 
 
 # ---------------------------------------------------------------------- the algorithm
-class CutS3VM:
+class CutS3VM(ClassifierMixin, BaseEstimator):
     """CutS3VM, the cutting-plane S3VM of Zhao, Wang & Zhang (2008), a local method.
 
     Algorithms 1 and 2. ``C_l``, ``C_u`` loss weights (scaled by 1/n); ``r`` the positive
@@ -317,7 +318,7 @@ class CutS3VM:
         """``y``: the class of labeled rows, NaN/None on unlabeled rows (the S3VM convention)."""
         data = SemiSupervisedData.from_arrays(X, y)
         self.result_ = self.solve(data)
-        self.classes_ = np.array(data.classes, dtype=object)
+        self.classes_ = np.asarray(data.classes)
         self.coef_ = self.result_.w
         self.intercept_ = self.result_.intercept
         self.labels_ = self.classes_[(self.result_.labels > 0).astype(int)]
