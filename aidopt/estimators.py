@@ -32,6 +32,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from aidopt.baselines.cuts3vm import CutS3VM
 from aidopt.data.containers import BinaryData, RegressionData
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import DataError
@@ -46,6 +47,7 @@ __all__ = [
     "AIDEstimator",
     "AIDLADRegressor",
     "AIDQuantileRegressor",
+    "CutS3VMClassifier",
     "estimator_for",
     "estimator_parameters",
 ]
@@ -244,3 +246,10 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
     def predict(self, X: ArrayLike) -> NDArray:
         scores = self.decision_function(X)  # checks that the estimator is fitted first
         return self.classes_[(scores > 0).astype(np.int64)]
+
+
+class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
+    """:class:`aidopt.baselines.cuts3vm.CutS3VM` as a scikit-learn estimator (``get_params``,
+    ``clone``, pickling, ``score``): the same parameters, ``fit(X, y)`` with NaN (or None) on
+    the unlabeled rows, ``predict``, ``decision_function``, ``labels_`` (the transductive labels
+    of the training rows). A local method: no certificate."""

@@ -177,13 +177,13 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path):
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
 
 
-def test_the_command_line_does_not_load_pyomo_until_a_pyomo_model_is_built(tmp_path):
-    """Pyomo takes ~0.7 s to import: `aidopt solve` on the matrix or structure routes must not
-    pay it (models import it inside build/extract)."""
+def test_the_command_line_loads_no_heavy_library_it_does_not_use(tmp_path):
+    """Pyomo (~0.7 s to import), scikit-learn (~0.5 s) and matplotlib: `aidopt solve lad` on
+    the Frisch-Newton route uses none of them and must not pay for them."""
     code = (
         "import sys; from aidopt.cli import main; "
         f"main(['solve', 'lad', '--data', {LAD!r}, '--target', 'y', '--json']); "
-        "print('pyomo' in sys.modules, file=sys.stderr)"
+        "print(any(m in sys.modules for m in ('pyomo', 'sklearn', 'matplotlib')), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -95,10 +95,10 @@ def test_quantile_regressor_matches_scikit_learn():
     assert pinball(est.predict(X)) == pytest.approx(pinball(ref.predict(X)), rel=1e-7)
 
 
-def test_pickle_and_clone_round_trips_and_cuts3vm_is_an_estimator():
+def test_pickle_and_clone_round_trips_and_cuts3vm_has_an_estimator():
     import pickle
 
-    from aidopt.baselines.cuts3vm import CutS3VM
+    from aidopt.estimators import CutS3VMClassifier
 
     rng = np.random.default_rng(8)
     X = np.r_[rng.normal(-1.5, 1, (100, 2)), rng.normal(1.5, 1, (100, 2))]
@@ -109,7 +109,7 @@ def test_pickle_and_clone_round_trips_and_cuts3vm_is_an_estimator():
         AIDLADRegressor(tol=0.0).fit(X, X @ [1.0, -2.0] + rng.laplace(size=200)),
         AIDQuantileRegressor(quantile=0.3, tol=0.0).fit(X, X[:, 0] + rng.normal(size=200)),
         AIDSVC(tol=0.0).fit(X, y),
-        CutS3VM(C_l=100.0, C_u=1.0).fit(X, masked),
+        CutS3VMClassifier(C_l=100.0, C_u=1.0).fit(X, masked),
     ]
     for est in fitted:
         twin = clone(est)

@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
 
 from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
 from aidopt.data.containers import SemiSupervisedData
@@ -232,7 +231,7 @@ class CutS3VMResult:
 
 
 # ---------------------------------------------------------------------- the algorithm
-class CutS3VM(ClassifierMixin, BaseEstimator):
+class CutS3VM:
     """CutS3VM, the cutting-plane S3VM of Zhao, Wang & Zhang (2008), a local method.
 
     Algorithms 1 and 2. ``C_l``, ``C_u`` loss weights (scaled by 1/n); ``r`` the positive
