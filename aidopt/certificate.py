@@ -118,11 +118,17 @@ def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]
     return sums
 
 
-def relative_gap(upper: float | None, lower: float | None) -> float | None:
-    """(E_best − L)/|E_best| (absolute when E_best = 0); reported as computed, unclipped."""
+def relative_gap(
+    upper: float | None, lower: float | None, objective: float | None = None
+) -> float | None:
+    """(U − L)/|E_best| with U = E_best plus its rounding bound (``upper``) and E_best the
+    computed ``objective`` (``upper`` when not given); absolute when E_best = 0, where a
+    relative gap means nothing (a perfect fit: U − L is the rounding bound itself). Reported as
+    computed, unclipped."""
     if lower is None or upper is None:
         return None
-    scale = abs(upper) if upper != 0 else 1.0
+    reference = upper if objective is None else objective
+    scale = abs(reference) if reference != 0 else 1.0
     return (upper - lower) / scale
 
 

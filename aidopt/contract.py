@@ -47,6 +47,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.certificate import Bound, DualPoint
+from aidopt.exceptions import DataError
 from aidopt.jsonable import plain
 from aidopt.options import Option, from_args, validate
 from aidopt.partition import Partition
@@ -167,6 +168,8 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     generator: ClassVar[Any] = None
     #: ``aidopt bench MODEL`` (an :class:`aidopt.bench.spec.BenchSpec`), or None
     bench: ClassVar[Any] = None
+    #: True when the model takes row weights (``data.weight``: row i's loss counts w_i times)
+    supports_weights: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -203,6 +206,14 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
 
     def check_data(self, data: DataT) -> None:
         """Model-specific checks of the data (e.g. enough rows for the coefficients)."""
+
+    def check_weights(self, data: DataT) -> None:
+        """Weighted data (rows whose loss counts w_i times) only for a model that takes them."""
+        if getattr(data, "weight", None) is not None and not self.supports_weights:
+            raise DataError(
+                f"The {self.name} model does not take row weights (sample_weight); "
+                "fit it on unweighted data."
+            )
 
     # -------------------------------------------------------------- the four components
     @abstractmethod

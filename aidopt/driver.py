@@ -173,7 +173,7 @@ class _Run:
     def gap(self) -> float | None:
         if self.best is None or self.lower is None:
             return None
-        return relative_gap(self.upper, self.lower.value)
+        return relative_gap(self.upper, self.lower.value, self.best.objective)
 
     @property
     def proven_lower(self) -> float | None:
@@ -291,6 +291,7 @@ class AIDSolver:
         self._check_params()
         self.model.check_params()
         self.model.check_data(data)
+        self.model.check_weights(data)
         run = _Run(
             data=data,
             full=full,

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aidopt.baselines.cuts3vm import CutS3VM
 from aidopt.data.containers import BinaryData, RegressionData
@@ -158,11 +158,20 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
 
 
 class _LinearRegressor(RegressorMixin, AIDEstimator):
-    def fit(self, X: ArrayLike, y: ArrayLike) -> _LinearRegressor:
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> _LinearRegressor:
+        """Fit by AID; ``sample_weight`` w_i ≥ 0 makes row i's loss count w_i times (rows of
+        weight 0 are left out: they do not count)."""
         names = getattr(X, "columns", None)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         features = None if names is None else [str(c) for c in names]
-        result = self._run(RegressionData.from_arrays(X, y, features))
+        weight = None
+        if sample_weight is not None:
+            weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            keep = weight > 0
+            X, y, weight = X[keep], y[keep], weight[keep]
+        result = self._run(RegressionData.from_arrays(X, y, features, weight=weight))
         self.coef_ = result.solution.coef
         self.intercept_ = result.solution.intercept
         return self

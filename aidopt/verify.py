@@ -172,7 +172,7 @@ def verify_result(
     )
 
     # 3. the gap
-    gap = relative_gap(upper, bound.value)
+    gap = relative_gap(upper, bound.value, evaluation.objective)
     report.gap = gap
     claimed_gap = cert.get("gap")
     report.add(

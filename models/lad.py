@@ -21,6 +21,11 @@ Quantile regression (:class:`QuantileModel`) replaces |r| by the check loss
 |C_k| ρ_τ(r̄_k) (Prop. 1 unchanged), and ρ_τ is convex, so Jensen's inequality keeps F^t a
 non-decreasing lower bound (Prop. 2 unchanged): AID applies with the same regimes.
 
+Row weights w_i > 0 (``data.weight``, scikit-learn's ``sample_weight``) make the loss
+Σ_i w_i ρ_τ(r_i): the aggregated data become the weighted means x̄_k = Σ w_i x_i / W_k,
+ȳ_k = Σ w_i y_i / W_k with weight W_k = Σ_{C_k} w_i (a pure cluster's loss is W_k ρ_τ(r̄_k),
+Jensen as before), and the dual box of entry i is w_i [−c⁻, c⁺].
+
 Matrix form (the fast path): the LP dual of (3), with one column per cluster and one row per
 coefficient, which HiGHS' simplex solves an order of magnitude faster than (3) itself:
 
@@ -78,7 +83,16 @@ from aidopt.validation import check_predict_input
 
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
-LADData = RegressionData  # the data LAD takes: X (n × m), y (n,)
+LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights w (optional)
+
+
+def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDArray]:
+    """(W_k, Σ_{C_k} w_i x_i, Σ_{C_k} w_i y_i) per cluster, w_i = 1 for unweighted data: a
+    pure cluster's weighted loss Σ w_i ρ(r_i) is W_k ρ(ȳ_k − z̄_k β) at the weighted means."""
+    w = data.weight
+    if w is None:
+        return part.sizes.astype(np.float64), part.sums(data.X), part.sums(data.y)
+    return part.sums(w), part.sums(data.X * w[:, None]), part.sums(data.y * w)
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,6 +195,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     data_type: ClassVar[type] = RegressionData
     structures: ClassVar[tuple[type, ...]] = (WeightedQuantileRegression,)
     default_solver: ClassVar[str] = "fn"  # measured faster than HiGHS simplex/IPM (docs/lad.md)
+    supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.1, problems (2)-(4), Props. 1-2"
     generator: ClassVar[Any] = GENERATOR
     options: ClassVar[tuple[Option, ...]] = (
@@ -293,16 +308,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
-        if partition.n_clusters == data.n and np.array_equal(
-            partition.labels, np.arange(data.n)
+        if (
+            data.weight is None
+            and partition.n_clusters == data.n
+            and np.array_equal(partition.labels, np.arange(data.n))
         ):  # singletons (the full problem): the data themselves, no copy
             return LADAggregate(data.X, data.y, np.ones(data.n), partition)
-        return LADAggregate(
-            x_sum=partition.sums(data.X),
-            y_sum=partition.sums(data.y),
-            weight=partition.sizes.astype(np.float64),
-            partition=partition,
-        )
+        weight, x_sum, y_sum = _cluster_sums(data, partition)
+        return LADAggregate(x_sum=x_sum, y_sum=y_sum, weight=weight, partition=partition)
 
     # ------------------------------------------------------------------ aggregated problem (3)
     def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
@@ -444,17 +457,30 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
-        """E^t = Σ_i ρ(y_i − β₀ − x_i β) with a bound on its rounding error; regime = [r_i > 0]."""
+        """E^t = Σ_i w_i ρ(y_i − β₀ − x_i β) (w_i = 1 unweighted) with a bound on its rounding
+        error; regime = [r_i > 0]."""
         residual = data.y - data.X @ solution.coef - solution.intercept
         positive = residual > 0
         c_plus, c_minus = self.costs()
-        objective, sum_error = accurate_sum(np.where(positive, c_plus, -c_minus) * residual)
-        # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i
-        scale = (
-            float(np.abs(data.y).sum())
-            + float(abs_column_sums(data.X) @ np.abs(solution.coef))
-            + data.n * abs(solution.intercept)
-        )
+        loss = np.where(positive, c_plus, -c_minus) * residual
+        w = data.weight
+        if w is not None:
+            loss *= w
+        objective, sum_error = accurate_sum(loss)
+        # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)
+        if w is None:
+            scale = (
+                float(np.abs(data.y).sum())
+                + float(abs_column_sums(data.X) @ np.abs(solution.coef))
+                + data.n * abs(solution.intercept)
+            )
+        else:
+            scale = (
+                float(w @ np.abs(data.y))
+                + float((w @ np.abs(data.X)) @ np.abs(solution.coef))
+                + float(w.sum()) * abs(solution.intercept)
+            ) * (1 + (data.n + 2) * EPS)
+            sum_error += 2 * EPS * float(np.abs(loss).sum())  # the products c·r_i·w_i
         residual_error = (data.m + 3) * EPS * scale * max(c_plus, c_minus)
         regime = positive.astype(np.int64)
         finer = None
@@ -511,21 +537,22 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality on the original LP: for u ∈ [−c⁻, c⁺]ⁿ and any β,
-        Σ_i ρ(y_i − z_i β) ≥ uᵀy − βᵀ(Zᵀu), z_i = (1, x_i). u is the aggregated dual spread over
-        the entries (u_i = s_k for i ∈ C_k; Zᵀu = Σ_k s_k S_k), repaired so that Zᵀu ≈ 0 on the
-        clusters whose s_k is inside its box; the residual e = Zᵀu that rounding leaves costs
-        |β*ᵀe| ≤ ‖Dβ*‖₂‖D⁻¹e‖₂ with ‖Dβ*‖₂ ≤ (‖y‖₂ + E/min(c⁺, c⁻)) / √λ_min(D⁻¹ZᵀZD⁻¹)
-        (‖Zβ*‖₂ ≤ ‖y‖₂ + ‖r*‖₁), D = diag(√G_jj), and ZᵀZ ⪰ G = Σ_k |C_k| z̄_k z̄_kᵀ (the aggregated
-        Gram). A (nearly) rank-deficient design gives no bound, with a warning naming the
+        """Weak duality on the original LP: for u_i ∈ w_i[−c⁻, c⁺] and any β,
+        Σ_i w_i ρ(y_i − z_i β) ≥ uᵀy − βᵀ(Zᵀu), z_i = (1, x_i), w_i = 1 for unweighted data. u is
+        the aggregated dual spread over the entries (u_i = s_k w_i for i ∈ C_k; Zᵀu = Σ_k s_k S_k,
+        S_k = Σ_{C_k} w_i z_i), repaired so that Zᵀu ≈ 0 on the clusters whose s_k is inside its
+        box; the residual e = Zᵀu that rounding leaves costs |β*ᵀe| ≤ ‖Dβ*‖₂‖D⁻¹e‖₂ with
+        ‖Dβ*‖₂ ≤ (‖W½y‖₂ + E/(min(c⁺, c⁻)√min w)) / √λ_min(D⁻¹GD⁻¹) (‖W½Zβ*‖₂ ≤ ‖W½y‖₂ +
+        ‖W½r*‖₁), D = diag(√G_jj), and ZᵀWZ ⪰ G = Σ_k W_k z̄_k z̄_kᵀ (the aggregated Gram at the
+        weighted means). A (nearly) rank-deficient design gives no bound, with a warning naming the
         dependent columns."""
         c_plus, c_minus = self.costs()
         if dual is not None:
-            u = dual.expand(data.n, evaluation.regime)
-            if u.size and (u.min() < -c_minus or u.max() > c_plus):
+            s = dual.expand(data.n, evaluation.regime)
+            if s.size and (s.min() < -c_minus or s.max() > c_plus):
                 raise ValueError(f"the dual point leaves its box [{-c_minus:g}, {c_plus:g}]")
             gram = self._full_gram(data)
-            return self._bound_at(data, u, evaluation, upper, gram, data.n, "the given dual point")
+            return self._bound_at(data, s, evaluation, upper, gram, data.n, "the given dual point")
         part = solution.partition
         if part is None:
             return None
@@ -554,10 +581,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         ]
         return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
 
-    def _bound_at(self, data, u, evaluation, upper, gram, terms, source) -> Bound | None:
-        """The bound of :meth:`lower_bound` at a per-entry u ∈ [−c⁻, c⁺]ⁿ."""
+    def _bound_at(self, data, s, evaluation, upper, gram, terms, source) -> Bound | None:
+        """The bound of :meth:`lower_bound` at u = s∘w, s ∈ [−c⁻, c⁺]ⁿ per unit weight (u = s
+        unweighted; weighted, fl(s_i w_i) is shrunk by 1 − 2ε so that |u_i| ≤ |s_i| w_i holds
+        in exact arithmetic: u stays in its box [−c⁻w_i, c⁺w_i])."""
         c_plus, c_minus = self.costs()
         source = f"LP dual of (2) at {source}"
+        w = data.weight
+        u = s if w is None else (s * w) * (1.0 - 2.0 * EPS)
         value, value_error = accurate_sum(u * data.y)
         value_error += EPS * float(np.abs(u) @ np.abs(data.y))
         bound_u = float(np.abs(u).max(initial=0.0))
@@ -576,15 +607,19 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         if lam <= 1e-13:
             self._warn_rank(data, gram)
             return None
-        norm_y = float(np.linalg.norm(data.y)) * (1 + data.n * EPS)
-        beta_bound = (norm_y + max(upper, 0.0) / min(c_plus, c_minus)) / np.sqrt(lam)
+        # ‖W½Zβ*‖₂ ≤ ‖W½y‖₂ + ‖W½r*‖₁ and ‖W½r*‖₁ ≤ Σ w_i|r*_i|/√min w ≤ E*/(min(c⁺, c⁻)√min w)
+        # (W = I unweighted); gram ⪯ ZᵀWZ, so ‖Dβ*‖₂ ≤ ‖W½Zβ*‖₂/√λ
+        wy = data.y if w is None else np.sqrt(w) * data.y
+        norm_y = float(np.linalg.norm(wy)) * (1 + (data.n + 2) * EPS)
+        root_w_min = 1.0 if w is None else float(np.sqrt(w.min())) * (1.0 - 2 * EPS)
+        beta_bound = (norm_y + max(upper, 0.0) / (min(c_plus, c_minus) * root_w_min)) / np.sqrt(lam)
         allowance = value_error + beta_bound * residual
-        point = DualPoint.compress(u, evaluation.regime, (-c_minus, c_plus))
+        point = DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
         return Bound(value - allowance, source, point, value, allowance)
 
     def _sums_matrix(self, data: LADData, part: Partition) -> NDArray[np.float64]:
-        """S (p × K): the columns S_k = Σ_{i∈C_k} z_i of the aggregated dual's constraints."""
-        x_sum, weight = part.sums(data.X), part.sizes.astype(np.float64)
+        """S (p × K): the columns S_k = Σ_{i∈C_k} w_i z_i of the aggregated dual's constraints."""
+        weight, x_sum, _ = _cluster_sums(data, part)
         return np.vstack([weight, x_sum.T]) if self.fit_intercept else np.ascontiguousarray(x_sum.T)
 
     def _repaired(self, data: LADData, s: NDArray, part: Partition) -> NDArray[np.float64]:
@@ -601,10 +636,10 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         cluster's aggregated residual is positive, −c⁻ where negative; the clusters it
         interpolates (residual 0) are free and make Σ_k s_k S_k = 0 by least squares."""
         c_plus, c_minus = self.costs()
-        x_sum, weight = part.sums(data.X), part.sizes.astype(np.float64)
+        weight, x_sum, y_sum = _cluster_sums(data, part)
         fit = x_sum @ solution.coef + weight * solution.intercept
-        rbar = (part.sums(data.y) - fit) / weight
-        size = (np.abs(part.sums(data.y)) + np.abs(x_sum) @ np.abs(solution.coef)) / weight
+        rbar = (y_sum - fit) / weight
+        size = (np.abs(y_sum) + np.abs(x_sum) @ np.abs(solution.coef)) / weight
         tie = np.abs(rbar) <= 1e-9 * (size + abs(solution.intercept))
         s = np.where(rbar > 0, c_plus, -c_minus)
         s[tie] = 0.5 * (c_plus - c_minus)
@@ -612,20 +647,21 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus, free=tie)
 
     def _aggregated_gram(self, data: LADData, part: Partition) -> NDArray[np.float64]:
-        """Σ_k |C_k| z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / |C_k| ⪯ ZᵀZ."""
-        weight = part.sizes.astype(np.float64)
-        x_sum = part.sums(data.X)
+        """Σ_k W_k z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / W_k ⪯ ZᵀWZ (weighted means; W = I unweighted)."""
+        weight, x_sum, _ = _cluster_sums(data, part)
         S = np.hstack([weight[:, None], x_sum]) if self.fit_intercept else x_sum
         return (S / weight[:, None]).T @ S
 
     def _full_gram(self, data: LADData) -> NDArray[np.float64]:
         p = self.n_coefficients(data)
         gram = np.zeros((p, p))
+        w = data.weight
         for start in range(0, data.n, 65536):
             block = data.X[start : start + 65536]
             if self.fit_intercept:
                 block = np.hstack([np.ones((block.shape[0], 1)), block])
-            gram += block.T @ block
+            weighted = block if w is None else block * w[start : start + 65536, None]
+            gram += weighted.T @ block  # Σ w_i z_i z_iᵀ
         return gram
 
     def _warn_rank(self, data: LADData, gram: NDArray[np.float64]) -> None:

@@ -3,6 +3,7 @@
 import importlib.util
 import itertools
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -274,3 +275,20 @@ def test_default_solver_is_the_models_and_cli_and_api_agree(tmp_path, capsys):
     assert payload["solver"] == "fn"
     assert payload["objective"] == pytest.approx(result.objective, rel=1e-9)
     assert payload["objective"] == pytest.approx(reference_lad(X, y), rel=1e-7)
+
+
+def test_a_perfect_fit_claims_nothing_false_and_a_zero_objective_has_an_absolute_gap():
+    """E* = 0 (y exactly linear in x): the relative gap means nothing there. The run may end
+    `pure` (the proven gap relative to a rounding-level objective is large) but never claims a
+    bound above 0 or an objective away from 0; at E_best = 0 exactly the gap is U − L."""
+    from aidopt.certificate import relative_gap
+
+    X = np.repeat([[1.0, 3.0], [2.0, 1.0], [3.0, 3.0], [4.0, 1.0]], 4, axis=0)
+    y = 3.0 - 0.5 * X[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = AIDSolver(LADModel(), tol=0.0).solve(LADData.from_arrays(X, y))
+    assert result.status in (AIDStatus.OPTIMAL, AIDStatus.PURE)
+    assert 0.0 <= result.objective <= 1e-12
+    assert result.certificate.lower_bound <= 0.0 <= result.certificate.upper_bound
+    assert relative_gap(4e-14, 0.0, 0.0) == 4e-14 and relative_gap(4e-14, 0.0) == 1.0

@@ -83,12 +83,15 @@ class FeatureData(_Rows):
 
 @dataclass(frozen=True, eq=False)
 class RegressionData(_Rows):
-    """Regression data: X (n × m) and y (n,), validated (finite, numeric, matching lengths)."""
+    """Regression data: X (n × m) and y (n,), validated (finite, numeric, matching lengths);
+    optionally row weights w (n,) > 0: the loss of row i counts w_i times (a model that takes
+    them says so, ``supports_weights``; the others refuse weighted data)."""
 
     X: NDArray[np.float64]
     y: NDArray[np.float64]
     feature_names: tuple[str, ...]
     target_name: str = "y"
+    weight: NDArray[np.float64] | None = None
     target: ClassVar[str] = "required"
 
     @classmethod
@@ -98,11 +101,19 @@ class RegressionData(_Rows):
         y: ArrayLike,
         feature_names: list[str] | None = None,
         target_name: str = "y",
+        *,
+        weight: ArrayLike | None = None,
     ) -> RegressionData:
         X = check_matrix(X, "X")
         y = check_vector(y, X.shape[0], "y")
         names = check_feature_names(feature_names, X.shape[1])
-        return cls(X=X, y=y, feature_names=names, target_name=target_name)
+        w = None if weight is None else check_vector(weight, X.shape[0], "weight")
+        if w is not None and not np.all(w > 0):
+            raise DataError(
+                f"Row weights must be > 0 (found {int(np.sum(w <= 0))} ≤ 0): a row of weight 0 "
+                "does not count, drop it."
+            )
+        return cls(X=X, y=y, feature_names=names, target_name=target_name, weight=w)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str | None) -> RegressionData:
