@@ -223,10 +223,17 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDSVC:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDSVC:
+        """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's hinge loss count ω_i times (rows
+        of weight 0 are left out; the linear SVM only)."""
         names = getattr(X, "columns", None)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
+        weight = None
+        if sample_weight is not None:
+            weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+            keep = weight > 0
+            X, y, weight = X[keep], y[keep], weight[keep]
         classes = np.unique(y)
         if classes.size != 2:
             raise DataError(
@@ -234,7 +241,7 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
                 f"{classes.size} class{'' if classes.size == 1 else 'es'}."
             )
         features = None if names is None else [str(c) for c in names]
-        data = BinaryData.from_arrays(X, y, features)
+        data = BinaryData.from_arrays(X, y, features, weight=weight)
         result = self._run(data)
         self.classes_ = classes
         self.solution_ = solution = result.solution
@@ -242,7 +249,7 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
             self.coef_ = solution.w[None, :]
             self.intercept_ = np.array([solution.b])
         with contextlib.suppress(ValueError):  # a backend without dual values (liblinear)
-            alpha = solution.entry_duals()  # α_i of the dual on every row (optimal if certified)
+            alpha = solution.entry_duals(data.weight)  # α_i of the dual (optimal if certified)
             self.support_ = np.flatnonzero(alpha > 0)
             self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
         return self

@@ -181,20 +181,42 @@ def program_alpha(
 
 
 def entry_duals_in_box(
-    labels: NDArray[np.int64], alpha: NDArray[np.float64], y: NDArray[np.float64], M: float
+    labels: NDArray[np.int64],
+    alpha: NDArray[np.float64],
+    y: NDArray[np.float64],
+    M: float,
+    weight: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """α̂_i = ᾱ_k/|C_k| in [0, M], values within 1e-12·M of a bound set to it, and Σ α̂_i y_i = 0
-    restored on the entries strictly inside the box (least-norm change)."""
-    a = np.clip(cluster_duals(labels, alpha), 0.0, M)
+    """a_i = ᾱ_k/W_k in [0, M] per unit weight (α̂_i = a_i w_i; w = 1 unweighted), values within
+    1e-12·M of a bound set to it, and Σ a_i w_i y_i = 0 restored on the entries strictly inside
+    the box (least-norm change)."""
+    a = np.clip(cluster_duals(labels, alpha, weight, per_unit_weight=True), 0.0, M)
     a[a <= 1e-12 * M] = 0.0
     a[a >= (1 - 1e-12) * M] = M
-    return repair_equalities(y[None, :], np.zeros(1), a, 0.0, M)
+    wy = y if weight is None else weight * y
+    return repair_equalities(wy[None, :], np.zeros(1), a, 0.0, M)
 
 
-def cluster_duals(labels: NDArray[np.int64], alpha: NDArray[np.float64]) -> NDArray[np.float64]:
-    """α̂_i = ᾱ_k / |C_k| for i ∈ C_k (the dual recovery of §3.2)."""
-    sizes = np.bincount(labels, minlength=alpha.size)
-    return (alpha / sizes)[labels]
+def cluster_duals(
+    labels: NDArray[np.int64],
+    alpha: NDArray[np.float64],
+    weight: NDArray[np.float64] | None = None,
+    *,
+    per_unit_weight: bool = False,
+) -> NDArray[np.float64]:
+    """α̂_i = ᾱ_k w_i / W_k for i ∈ C_k, W_k = Σ_{C_k} w_i (w = 1 unweighted: ᾱ_k/|C_k|, the
+    dual recovery of §3.2); per unit weight, ᾱ_k / W_k."""
+    totals = np.bincount(labels, weights=weight, minlength=alpha.size)
+    per_unit = (alpha / totals)[labels]
+    return per_unit if per_unit_weight or weight is None else per_unit * weight
+
+
+def _cluster_sums(data: BinaryData, part: Partition) -> tuple[NDArray, NDArray]:
+    """(W_k, Σ_{C_k} w_i x_i) per cluster, w_i = 1 for unweighted data."""
+    w = data.weight
+    if w is None:
+        return part.sizes.astype(np.float64), part.sums(data.X)
+    return part.sums(w), part.sums(data.X * w[:, None])
 
 
 # ---------------------------------------------------------------------- aggregate / solution
@@ -231,11 +253,12 @@ class SVMSolution:
 
         return check_predict_input(X, self.w.shape[0], type(self).__name__) @ self.w + self.b
 
-    def entry_duals(self) -> NDArray[np.float64]:
-        """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified)."""
+    def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """α̂_i = ᾱ_k w_i / W_k for every entry (w: the data's row weights, None: |C_k|;
+        feasible for (6); optimal when certified)."""
         if self.alpha is None or self.cluster_labels is None:
             raise ValueError("this solution carries no dual values (its solver gave none)")
-        return cluster_duals(self.cluster_labels, self.alpha)
+        return cluster_duals(self.cluster_labels, self.alpha, weight)
 
 
 def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, NDArray]:
@@ -258,6 +281,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.2, problems (7), (9), (10), Props. 3-4"
     generator: ClassVar[Any] = GENERATOR
     options: ClassVar[tuple[Option, ...]] = (
@@ -315,12 +339,11 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> SVMAggregate:
-        weight = partition.sizes.astype(np.float64)
-        label = partition.sums(data.y) / weight  # exactly ±1: clusters never mix labels
+        """Weighted means x̄_k = Σ w_i x_i / W_k, weights W_k (|C_k| unweighted), labels ȳ_k."""
+        weight, x_sum = _cluster_sums(data, partition)
+        label = partition.sums(data.y) / partition.sizes  # exactly ±1: clusters never mix labels
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        return SVMAggregate(
-            x_sum=partition.sums(data.X), label=label, weight=weight, partition=partition
-        )
+        return SVMAggregate(x_sum=x_sum, label=label, weight=weight, partition=partition)
 
     # ------------------------------------------------------------------ aggregated problem (9)
     def build(self, agg: SVMAggregate) -> pyo.ConcreteModel:
@@ -405,18 +428,25 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(self, data: SVMData, solution: SVMSolution) -> Evaluation:
-        """E^t = ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)} (10), with a bound on its rounding
-        error; regime_i = [1 − y_i(w x_i + b) > 0] (Prop. 3)."""
+        """E^t = ½‖w‖² + M Σ_i ω_i max{0, 1 − y_i(w x_i + b)} (10) (row weights ω_i, 1
+        unweighted), with a bound on its rounding error; regime_i = [1 − y_i(w x_i + b) > 0]
+        (Prop. 3)."""
         w, b = solution.w, solution.b
         violation = 1.0 - data.y * (data.X @ w + b)
-        hinge, hinge_error = accurate_sum(np.maximum(violation, 0.0))
+        hinges = np.maximum(violation, 0.0)
+        omega = data.weight
+        if omega is not None:
+            hinges *= omega
+        hinge, hinge_error = accurate_sum(hinges)
         norm_sq = float(w @ w)
-        # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i
-        score_error = (
-            (data.m + 3)
-            * EPS
-            * (float(abs_column_sums(data.X) @ np.abs(w)) + data.n * (abs(b) + 1))
-        )
+        # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i (× ω_i)
+        if omega is None:
+            scale = float(abs_column_sums(data.X) @ np.abs(w)) + data.n * (abs(b) + 1)
+        else:
+            scale = float((omega @ np.abs(data.X)) @ np.abs(w)) + float(omega.sum()) * (abs(b) + 1)
+            scale *= 1 + (data.n + 2) * EPS
+            hinge_error += 2 * EPS * float(hinges.sum())  # the products ω_i · hinge_i
+        score_error = (data.m + 3) * EPS * scale
         error = self.M * (hinge_error + score_error) + (data.m + 2) * EPS * norm_sq
         return Evaluation(
             0.5 * norm_sq + self.M * hinge, (violation > 0).astype(np.int64), None, error
@@ -448,17 +478,18 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality on (6): for 0 ≤ α ≤ M and any (w, b), (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖²
-        − b Σα_i y_i. α is the aggregated dual spread over the entries (α̂_i = ᾱ_k/|C_k|, §3.2),
+        """Weak duality on (6): for 0 ≤ α_i ≤ Mω_i (row weights ω, 1 unweighted) and any (w, b),
+        (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖² − b Σα_i y_i. α is the aggregated dual spread over the
+        entries (α̂_i = ᾱ_k ω_i/W_k, W_k = Σ_{C_k} ω_i; ᾱ_k/|C_k| unweighted, §3.2),
         values within 1e-12 of a bound snapped to it and Σα̂_i y_i = 0 restored on the free
         entries; what remains of ρ = Σα̂_i y_i costs |b*||ρ| with |b*| ≤ 1 + ‖w*‖ max_i‖x_i‖,
         ‖w*‖ ≤ √(2E) (b* lies between the breakpoints y_i − w*·x_i). No duals (liblinear): no
         bound."""
         if dual is not None:
-            alpha = dual.expand(data.n, evaluation.regime)
-            if alpha.size and (alpha.min() < 0.0 or alpha.max() > self.M):
+            a = dual.expand(data.n, evaluation.regime)
+            if a.size and (a.min() < 0.0 or a.max() > self.M):
                 raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
-            return self._bound_at(data, alpha, evaluation, upper, "the given dual point")
+            return self._bound_at(data, a, evaluation, upper, "the given dual point")
         if solution.alpha is None or solution.cluster_labels is None:
             return None
         labels = solution.cluster_labels
@@ -473,7 +504,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             (
                 self._bound_at(
                     data,
-                    entry_duals_in_box(labels, alpha, data.y, self.M),
+                    entry_duals_in_box(labels, alpha, data.y, self.M, data.weight),
                     evaluation,
                     upper,
                     f"{what} spread over the entries, on all data",
@@ -490,8 +521,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         the balance row last: it is the one feasibility needs)."""
         labels = solution.cluster_labels
         part = solution.partition or Partition.from_labels(labels)
-        sizes = part.sizes.astype(np.float64)
-        x_sum = part.sums(data.X)
+        sizes, x_sum = _cluster_sums(data, part)  # W_k and Σ w_i x_i (|C_k|, Σ x_i unweighted)
         ybar = np.zeros(sizes.size)
         ybar[labels] = data.y
         xbar = x_sum / sizes[:, None]
@@ -506,19 +536,27 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         alpha = repair_equalities(A, target, alpha, 0.0, upper, free=ties)
         return repair_equalities(A[:1], target[:1], alpha, 0.0, upper, free=ties)
 
-    def _bound_at(self, data, alpha, evaluation, upper, source) -> Bound:
-        """The bound of :meth:`lower_bound` at a per-entry α ∈ [0, M]ⁿ."""
+    def _bound_at(self, data, a, evaluation, upper, source) -> Bound:
+        """The bound of :meth:`lower_bound` at α = a∘ω, a ∈ [0, M]ⁿ per unit weight (α = a
+        unweighted; weighted, fl(a_i ω_i) is shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact
+        arithmetic)."""
         source = f"dual (6) at {source}"
+        omega = data.weight
+        if omega is None:
+            alpha, abs_x = a, abs_column_sums(data.X)
+        else:
+            alpha = (a * omega) * (1.0 - 2.0 * EPS)
+            abs_x = (omega @ np.abs(data.X)) * (1 + (data.n + 2) * EPS)
         ay = alpha * data.y
         total, total_error = accurate_sum(alpha)
         rho, rho_error = accurate_sum(ay)
-        w, w_error = accurate_tdot(data.X, ay, abs_bound=self.M * abs_column_sums(data.X))
+        w, w_error = accurate_tdot(data.X, ay, abs_bound=self.M * abs_x)
         norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
         dual_value = total - 0.5 * norm**2
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * max_row_norm(data.X)
         allowance = total_error + 0.5 * (norm_up**2 - norm**2) * (1 + 4 * EPS)
         allowance += (abs(rho) + rho_error) * b_bound
-        point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.M))
+        point = DualPoint.compress(a, evaluation.regime, (0.0, self.M))
         return Bound(dual_value - allowance, source, point, dual_value, allowance)
 
 

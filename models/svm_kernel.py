@@ -140,9 +140,10 @@ class KernelSVMSolution:
             return np.full(X.shape[0], self.intercept)
         return kernel_times(self.kernel, X, sv, self.dual_coef) + self.intercept
 
-    def entry_duals(self) -> NDArray[np.float64]:
-        """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified)."""
-        return cluster_duals(self.cluster_labels, self.alpha)
+    def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified); as
+        the linear solution's, ``weight`` spreads ᾱ_k by row weights."""
+        return cluster_duals(self.cluster_labels, self.alpha, weight)
 
 
 class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolution]):

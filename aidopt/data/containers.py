@@ -52,6 +52,19 @@ class _Rows:
         return int(self.X.shape[1])
 
 
+def _row_weights(weight: ArrayLike | None, n: int) -> NDArray[np.float64] | None:
+    """Row weights w (n,), finite and > 0, or None (every row counts once)."""
+    if weight is None:
+        return None
+    w = check_vector(weight, n, "weight")
+    if not np.all(w > 0):
+        raise DataError(
+            f"Row weights must be > 0 (found {int(np.sum(w <= 0))} ≤ 0): a row of weight 0 "
+            "does not count, drop it."
+        )
+    return w
+
+
 def _python(value: Any) -> Any:
     """A numpy scalar as the plain Python value (for JSON)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -107,12 +120,7 @@ class RegressionData(_Rows):
         X = check_matrix(X, "X")
         y = check_vector(y, X.shape[0], "y")
         names = check_feature_names(feature_names, X.shape[1])
-        w = None if weight is None else check_vector(weight, X.shape[0], "weight")
-        if w is not None and not np.all(w > 0):
-            raise DataError(
-                f"Row weights must be > 0 (found {int(np.sum(w <= 0))} ≤ 0): a row of weight 0 "
-                "does not count, drop it."
-            )
+        w = _row_weights(weight, X.shape[0])
         return cls(X=X, y=y, feature_names=names, target_name=target_name, weight=w)
 
     @classmethod
@@ -128,7 +136,8 @@ class RegressionData(_Rows):
 
 @dataclass(frozen=True, eq=False)
 class BinaryData(_Rows):
-    """Two-class data: X (n × m) and labels y ∈ {−1, +1} (n,).
+    """Two-class data: X (n × m) and labels y ∈ {−1, +1} (n,); optionally row weights w > 0
+    (as :class:`RegressionData`).
 
     ``classes`` holds the original label values: ``classes[0]`` is mapped to −1 and
     ``classes[1]`` to +1 (sorted order, as scikit-learn's ``classes_``).
@@ -139,6 +148,7 @@ class BinaryData(_Rows):
     classes: tuple[Any, Any]
     feature_names: tuple[str, ...]
     target_name: str = "y"
+    weight: NDArray[np.float64] | None = None
     target: ClassVar[str] = "required"
 
     @classmethod
@@ -148,6 +158,8 @@ class BinaryData(_Rows):
         y: ArrayLike,
         feature_names: list[str] | None = None,
         target_name: str = "y",
+        *,
+        weight: ArrayLike | None = None,
     ) -> BinaryData:
         """Validate X and map a label vector with exactly two distinct values to ±1."""
         X = check_matrix(X, "X")
@@ -182,6 +194,7 @@ class BinaryData(_Rows):
             classes=(_python(classes[0]), _python(classes[1])),
             feature_names=names,
             target_name=target_name,
+            weight=_row_weights(weight, X.shape[0]),
         )
 
     @classmethod
