@@ -14,7 +14,13 @@ import scipy.sparse as sp
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
 from aidopt.data.lad import make_lad
-from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
+from aidopt.exceptions import (
+    ConvergenceWarning,
+    DataError,
+    DataWarning,
+    InvalidParameterError,
+    SolverError,
+)
 from aidopt.models.lad import LADData, LADModel, QuantileModel
 from aidopt.partition import Partition
 
@@ -292,3 +298,22 @@ def test_a_perfect_fit_claims_nothing_false_and_a_zero_objective_has_an_absolute
     assert 0.0 <= result.objective <= 1e-12
     assert result.certificate.lower_bound <= 0.0 <= result.certificate.upper_bound
     assert relative_gap(4e-14, 0.0, 0.0) == 4e-14 and relative_gap(4e-14, 0.0) == 1.0
+
+
+def test_a_rank_deficient_quantile_fit_on_fn_ends_pure_like_highs():
+    """Dependent columns: Frisch-Newton converges but cannot close its own certificate (the
+    optimum is not unique). It returns its point with the gap it proves; the run ends `pure`,
+    with the DataWarning naming the columns, at HiGHS's objective (before: a SolverError)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=3000, n_features=8, random_state=0)  # 2 redundant
+    data = LADData.from_arrays(X, y)
+    results = {}
+    for solver in ("fn", "highs"):
+        with pytest.warns(DataWarning, match="rank-deficient"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            results[solver] = AIDSolver(QuantileModel(quantile=0.9), solver=solver, tol=0.0).solve(
+                data
+            )
+    assert results["fn"].status is AIDStatus.PURE
+    assert results["fn"].objective == pytest.approx(results["highs"].objective, rel=1e-9)
