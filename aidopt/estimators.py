@@ -33,10 +33,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aidopt.baselines.cuts3vm import CutS3VM
-from aidopt.data.containers import BinaryData, RegressionData
+from aidopt.data.containers import BinaryData, PositiveUnlabeledData, RegressionData
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import DataError
 from aidopt.models.lad import LADModel, QuantileModel
+from aidopt.models.pu import PUModel
 from aidopt.models.svm import SVMModel
 from aidopt.options import Option
 from aidopt.result import AIDResult
@@ -46,6 +47,7 @@ __all__ = [
     "AIDSVC",
     "AIDEstimator",
     "AIDLADRegressor",
+    "AIDPUClassifier",
     "AIDQuantileRegressor",
     "CutS3VMClassifier",
     "estimator_for",
@@ -269,3 +271,63 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
     ``clone``, pickling, ``score``): the same parameters, ``fit(X, y)`` with NaN (or None) on
     the unlabeled rows, ``predict``, ``decision_function``, ``labels_`` (the transductive labels
     of the training rows). A local method: no certificate."""
+
+
+def _optional(options: tuple[Option, ...], name: str) -> tuple[Option, ...]:
+    """The options with a required one made optional (default None, checked at ``fit``):
+    scikit-learn constructs every estimator without arguments."""
+    return tuple(
+        dataclasses.replace(o, default=None, allow_none=True) if o.name == name else o
+        for o in options
+    )
+
+
+class AIDPUClassifier(ClassifierMixin, AIDEstimator):
+    """Positive-unlabeled learning (Sansone et al.'s double-hinge risk with λ‖f‖², linear or
+    kernel) fitted by AID, with an optimality certificate.
+
+    ``fit(X, y)``: y has two values; ``classes_[1]`` (1 when y is 0/1) marks the labeled
+    positives, ``classes_[0]`` the unlabeled rows; ``prior`` π ∈ (0, 1) is the share of
+    positives among the unlabeled rows (required). ``predict`` returns ``classes_[1]`` for rows
+    scored positive (f > 0) and ``classes_[0]`` for the others, which then means "negative";
+    ``decision_function`` is f. No ``predict_proba``.
+    """
+
+    _model_class: ClassVar[Any] = PUModel
+    _parameters: ClassVar[tuple[Option, ...]] = _optional(estimator_parameters(PUModel), "prior")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDPUClassifier:
+        if self.prior is None:
+            raise DataError(
+                "AIDPUClassifier needs the class prior: the share π ∈ (0, 1) of positives among "
+                "the unlabeled rows (prior=...)."
+            )
+        names = getattr(X, "columns", None)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise DataError(
+                "Only binary classification is supported. AIDPUClassifier needs two label "
+                f"values (labeled positive, unlabeled); y has {classes.size}."
+            )
+        features = None if names is None else [str(c) for c in names]
+        self._data = PositiveUnlabeledData.from_arrays(X, y == classes[1], features)
+        result = self._run(self._data)
+        self.classes_ = classes
+        self.solution_ = result.solution
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x) = w·x + β (linear) or Σ α_i k(x, x_i) + β; > 0 means positive."""
+        rows = self._rows(X)
+        return self._model().decision_function(self._data, self.solution_, rows)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        scores = self.decision_function(X)  # checks that the estimator is fitted first
+        return self.classes_[(scores > 0).astype(np.int64)]

@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import make_lad
-from aidopt.estimators import AIDSVC, AIDLADRegressor, AIDQuantileRegressor
+from aidopt.estimators import AIDSVC, AIDLADRegressor, AIDPUClassifier, AIDQuantileRegressor
 from aidopt.exceptions import DataError, InvalidParameterError
 
 
@@ -81,6 +81,8 @@ def _expected_failures(estimator) -> dict[str, str]:
         AIDQuantileRegressor(quantile=0.7),
         AIDSVC(),
         AIDSVC(kernel="rbf", solver="libsvm"),
+        AIDPUClassifier(prior=0.05),  # a small prior: the checks' "unlabeled" rows are negative
+        AIDPUClassifier(prior=0.05, kernel="rbf"),
     ],
     expected_failed_checks=_expected_failures,
 )
@@ -228,3 +230,21 @@ def test_svc_sample_weight_is_repeated_rows_and_scikit_learns_optimum():
     assert np.all(alpha <= 0.5 * w * (1 + 1e-12))  # the dual box of row i is [0, M w_i]
     with pytest.raises(DataError, match="does not take row weights"):
         AIDSVC(kernel="rbf").fit(X, y, sample_weight=w)
+
+
+def test_pu_classifier_is_the_pu_model_and_needs_its_prior():
+    from aidopt import AIDSolver
+    from aidopt.data.pu import make_pu
+    from aidopt.models.pu import PUData, PUModel
+
+    X, _, labeled, prior = make_pu(1500, 4, prior=0.4, seed=3)
+    s = labeled.astype(int)
+    est = AIDPUClassifier(prior=prior, tol=0.0).fit(X, s)
+    direct = AIDSolver(PUModel(prior=prior), tol=0.0).solve(PUData.from_arrays(X, s))
+    assert est.status_ == direct.status.value == "optimal"
+    assert est.result_.objective == pytest.approx(direct.objective, rel=1e-9)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+    scores = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), (scores > 0).astype(int))
+    with pytest.raises(DataError, match="needs the class prior"):
+        AIDPUClassifier().fit(X, s)
