@@ -27,23 +27,31 @@ import inspect
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aidopt.baselines.cuts3vm import CutS3VM
-from aidopt.data.containers import BinaryData, PositiveUnlabeledData, RegressionData
+from aidopt.data.containers import (
+    BinaryData,
+    PositiveUnlabeledData,
+    RegressionData,
+    SemiSupervisedData,
+)
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import DataError
 from aidopt.models.lad import LADModel, QuantileModel
 from aidopt.models.pu import PUModel
+from aidopt.models.s3vm import S3VMModel
 from aidopt.models.svm import SVMModel
 from aidopt.options import Option
 from aidopt.result import AIDResult
 from aidopt.validation import check_predict_input
 
 __all__ = [
+    "AIDS3VC",
     "AIDSVC",
     "AIDEstimator",
     "AIDLADRegressor",
@@ -327,6 +335,73 @@ class AIDPUClassifier(ClassifierMixin, AIDEstimator):
         """f(x) = w·x + β (linear) or Σ α_i k(x, x_i) + β; > 0 means positive."""
         rows = self._rows(X)
         return self._model().decision_function(self._data, self.solution_, rows)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        scores = self.decision_function(X)  # checks that the estimator is fitted first
+        return self.classes_[(scores > 0).astype(np.int64)]
+
+
+class AIDS3VC(ClassifierMixin, AIDEstimator):
+    """The semi-supervised SVM (Bennett-Demiriz MIQP (14), ``M_l``/``M_u``) fitted by AID.
+
+    ``fit(X, y)``: unlabeled rows have y = -1 (scikit-learn's semi-supervised convention, as
+    ``SelfTrainingClassifier``) or NaN/None; the labeled rows hold two classes. ``labels_``: the
+    transductive labels of the training rows. With no unlabeled row, (14) is the supervised SVM
+    with penalty ``M_l`` and that is what is solved (exactly, certified). ``optimal`` only with
+    the S3VM's certificate (no gap: the problem is non-convex).
+    """
+
+    _model_class: ClassVar[Any] = S3VMModel
+    _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(S3VMModel)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDS3VC:
+        names = getattr(X, "columns", None)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan"
+        )
+        X = validate_data(self, X, reset=False, dtype=np.float64)  # finite X; y may hold NaN
+        target = np.asarray(y, dtype=object)
+        unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
+        classes = np.unique(y[~unlabeled])
+        check_classification_targets(y[~unlabeled])
+        if classes.size != 2:
+            raise DataError(
+                "Only binary classification is supported. AIDS3VC needs two classes among the "
+                f"labeled rows (y != -1); they hold {classes.size}."
+            )
+        features = None if names is None else [str(c) for c in names]
+        self.classes_ = classes
+        if not unlabeled.any():  # (14) without unlabeled rows is the SVM with penalty M_l
+            run = {o.name: getattr(self, o.name) for o in RUN_OPTIONS}
+            data = BinaryData.from_arrays(X, y, features)
+            model = SVMModel(M=self.M_l)
+            result = AIDSolver(model, **run).solve(data)
+        else:
+            masked = np.where(unlabeled, None, target)
+            data = SemiSupervisedData.from_arrays(X, masked, features)
+            result = self._run(data)
+        self._record(result)
+        self.solution_ = result.solution
+        scores = np.asarray(result.solution.decision_function(X), dtype=np.float64)
+        self.labels_ = classes[(scores > 0).astype(np.int64)]
+        return self
+
+    def _record(self, result: AIDResult) -> None:
+        self.result_ = result
+        self.certificate_ = result.certificate
+        self.history_ = result.history
+        self.n_iter_ = result.iterations
+        self.status_ = result.status.value
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x) = w·x + b; > 0 means ``classes_[1]``."""
+        rows = self._rows(X)
+        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
 
     def predict(self, X: ArrayLike) -> NDArray:
         scores = self.decision_function(X)  # checks that the estimator is fitted first

@@ -1,5 +1,7 @@
 """scikit-learn facades behave like estimators and give the certified AID fit."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,8 +12,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import make_lad
-from aidopt.estimators import AIDSVC, AIDLADRegressor, AIDPUClassifier, AIDQuantileRegressor
-from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.estimators import (
+    AIDS3VC,
+    AIDSVC,
+    AIDLADRegressor,
+    AIDPUClassifier,
+    AIDQuantileRegressor,
+)
+from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 
 
 @pytest.mark.parametrize("solver", ["fn", "highs"])
@@ -57,6 +65,13 @@ _KERNEL_WEIGHT_CHECKS = (
 
 
 def _expected_failures(estimator) -> dict[str, str]:
+    if isinstance(estimator, AIDS3VC):
+        return {
+            "check_classifiers_classes": (
+                "y = -1 marks an unlabeled row (scikit-learn's semi-supervised convention, as "
+                "SelfTrainingClassifier's), so the check's classes {-1, 1} leave one class"
+            )
+        }
     if isinstance(estimator, AIDSVC) and estimator.kernel != "linear":
         reason = (
             "the kernel SVM takes no row weights yet: it refuses sample_weight with a DataError "
@@ -83,6 +98,7 @@ def _expected_failures(estimator) -> dict[str, str]:
         AIDSVC(kernel="rbf", solver="libsvm"),
         AIDPUClassifier(prior=0.05),  # a small prior: the checks' "unlabeled" rows are negative
         AIDPUClassifier(prior=0.05, kernel="rbf"),
+        AIDS3VC(),
     ],
     expected_failed_checks=_expected_failures,
 )
@@ -248,3 +264,25 @@ def test_pu_classifier_is_the_pu_model_and_needs_its_prior():
     np.testing.assert_array_equal(est.predict(X), (scores > 0).astype(int))
     with pytest.raises(DataError, match="needs the class prior"):
         AIDPUClassifier().fit(X, s)
+
+
+def test_s3vc_is_the_s3vm_model_and_without_unlabeled_rows_the_svm():
+    from pathlib import Path
+
+    from aidopt import AIDSolver
+    from aidopt.models.s3vm import S3VMData, S3VMModel
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[1] / "instances" / "s3vm_small.csv")
+    X = frame.drop(columns="label").to_numpy()
+    y = frame["label"].to_numpy()  # "pos"/"neg", NaN on the unlabeled rows
+    labeled = frame["label"].notna().to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = AIDS3VC(max_iter=3).fit(X, np.where(labeled, y, -1))
+        direct = AIDSolver(S3VMModel(), max_iter=3).solve(S3VMData.from_arrays(X, y))
+    assert est.result_.objective == pytest.approx(direct.objective, rel=1e-9)
+    assert est.labels_.shape == (len(y),) and set(est.labels_) <= set(est.classes_)
+    supervised = AIDS3VC(M_l=2.0).fit(X[labeled], y[labeled])
+    svc = AIDSVC(M=2.0).fit(X[labeled], y[labeled])
+    assert supervised.status_ == svc.status_ and svc.status_ in ("optimal", "gap")
+    assert supervised.result_.objective == pytest.approx(svc.result_.objective, rel=1e-9)
