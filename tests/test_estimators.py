@@ -286,3 +286,25 @@ def test_s3vc_is_the_s3vm_model_and_without_unlabeled_rows_the_svm():
     svc = AIDSVC(M=2.0).fit(X[labeled], y[labeled])
     assert supervised.status_ == svc.status_ and svc.status_ in ("optimal", "gap")
     assert supervised.result_.objective == pytest.approx(svc.result_.objective, rel=1e-9)
+
+
+def test_each_estimator_gives_the_command_lines_optimum(capsys):
+    """The estimator and `aidopt solve MODEL --json` solve the same problem on the same file."""
+    import json
+    from pathlib import Path
+
+    from aidopt.cli import main
+
+    instances = Path(__file__).resolve().parents[1] / "instances"
+    runs = [
+        ("lad", "lad_small.csv", "y", [], AIDLADRegressor(tol=0.0)),
+        ("pu", "pu_small.csv", "s", ["--prior", "0.35"], AIDPUClassifier(prior=0.35, tol=0.0)),
+    ]
+    for model, name, target, extra, est in runs:
+        frame = pd.read_csv(instances / name)
+        argv = ["solve", model, "--data", str(instances / name), "--target", target, "--tol", "0"]
+        assert main([*argv, *extra, "--json"]) == 0
+        payload = json.loads(capsys.readouterr().out)
+        est.fit(frame.drop(columns=target), frame[target])
+        assert payload["status"] == est.status_ == "optimal"
+        assert payload["objective"] == pytest.approx(est.result_.objective, rel=1e-9)
