@@ -108,10 +108,21 @@ class AIDEstimator(BaseEstimator):
         self.status_ = result.status.value
         return result
 
+    #: the estimator keeps scipy.sparse X sparse (CSR), in fit and predict
+    _accepts_sparse: ClassVar[bool] = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse
+        return tags
+
     def _rows(self, X: ArrayLike) -> NDArray[np.float64]:
         """Rows to score: fitted, finite, float64, with the fitted number of features."""
         check_is_fitted(self)
-        rows = check_predict_input(X, self.n_features_in_, type(self).__name__)
+        sparse = self._accepts_sparse
+        rows = check_predict_input(
+            X, self.n_features_in_, type(self).__name__, accept_sparse=sparse
+        )
         validate_data(self, X, reset=False, skip_check_array=True)  # feature names
         return rows
 
@@ -228,6 +239,10 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
     _model_class: ClassVar[Any] = SVMModel
     _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(SVMModel)
 
+    @property
+    def _accepts_sparse(self) -> bool:  # type: ignore[override]
+        return self.kernel == "linear"
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
@@ -235,9 +250,12 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
 
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDSVC:
         """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's hinge loss count ω_i times (rows
-        of weight 0 are left out; the linear SVM only)."""
+        of weight 0 are left out); a scipy.sparse X stays sparse (the linear SVM only)."""
         names = getattr(X, "columns", None)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        sparse = "csr" if self._accepts_sparse else False
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse
+        )
         check_classification_targets(y)
         weight = None
         if sample_weight is not None:

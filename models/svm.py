@@ -212,11 +212,15 @@ def cluster_duals(
 
 
 def _cluster_sums(data: BinaryData, part: Partition) -> tuple[NDArray, NDArray]:
-    """(W_k, Σ_{C_k} w_i x_i) per cluster, w_i = 1 for unweighted data."""
-    w = data.weight
+    """(W_k, Σ_{C_k} w_i x_i) per cluster, w_i = 1 for unweighted data; dense K × m (sparse X
+    stays sparse: only its cluster sums, the aggregated problem's data, are dense)."""
+    w, X = data.weight, data.X
     if w is None:
-        return part.sizes.astype(np.float64), part.sums(data.X)
-    return part.sums(w), part.sums(data.X * w[:, None])
+        weight, x_sum = part.sizes.astype(np.float64), part.sums(X)
+    else:
+        weighted = sp.diags(w) @ X if sp.issparse(X) else X * w[:, None]
+        weight, x_sum = part.sums(w), part.sums(weighted)
+    return weight, x_sum.toarray() if sp.issparse(x_sum) else x_sum
 
 
 # ---------------------------------------------------------------------- aggregate / solution
@@ -251,7 +255,8 @@ class SVMSolution:
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         from aidopt.validation import check_predict_input
 
-        return check_predict_input(X, self.w.shape[0], type(self).__name__) @ self.w + self.b
+        rows = check_predict_input(X, self.w.shape[0], type(self).__name__, accept_sparse=True)
+        return np.asarray(rows @ self.w).ravel() + self.b
 
     def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
         """α̂_i = ᾱ_k w_i / W_k for every entry (w: the data's row weights, None: |C_k|;

@@ -183,6 +183,14 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         return Kernel(self.kernel, float(gamma), self.degree, float(self.coef0))
 
     # ------------------------------------------------------------------ data / clustering
+    def check_data(self, data: SVMData) -> None:
+        """Dense X only: the kernel blocks are dense anyway (sparse input: the linear SVM)."""
+        if sp.issparse(data.X):
+            raise DataError(
+                "The kernel SVM needs dense X; convert it (X.toarray()) or use the linear SVM, "
+                "which keeps X sparse."
+            )
+
     def default_rate(self, data: SVMData) -> float:
         """r^0 = max{1.1m/n, 0.0001}, as for the linear SVM."""
         return min(1.0, max(1.1 * data.m / data.n, 0.0001))

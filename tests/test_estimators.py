@@ -308,3 +308,20 @@ def test_each_estimator_gives_the_command_lines_optimum(capsys):
         est.fit(frame.drop(columns=target), frame[target])
         assert payload["status"] == est.status_ == "optimal"
         assert payload["objective"] == pytest.approx(est.result_.objective, rel=1e-9)
+
+
+def test_linear_svc_keeps_sparse_input_sparse_and_gives_the_dense_optimum():
+    import scipy.sparse as sp
+
+    from aidopt.data.svm import make_svm
+
+    X, y = make_svm(2000, 8, seed=9)
+    X[np.abs(X) < 1.0] = 0.0
+    S = sp.csr_matrix(X)
+    dense = AIDSVC(tol=0.0).fit(X, y)
+    sparse = AIDSVC(tol=0.0).fit(S, y)
+    assert sparse.status_ == dense.status_ == "optimal"
+    assert sparse.result_.objective == pytest.approx(dense.result_.objective, rel=1e-12)
+    np.testing.assert_array_equal(sparse.predict(S), dense.predict(X))
+    with pytest.raises(TypeError, match="dense data is required"):
+        AIDSVC(kernel="rbf").fit(S, y)

@@ -162,7 +162,7 @@ class BinaryData(_Rows):
         weight: ArrayLike | None = None,
     ) -> BinaryData:
         """Validate X and map a label vector with exactly two distinct values to ±1."""
-        X = check_matrix(X, "X")
+        X = check_matrix(X, "X", accept_sparse=True)
         labels = np.asarray(y)
         if labels.ndim == 2 and labels.shape[1] == 1:
             labels = labels[:, 0]
