@@ -179,13 +179,17 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
 
 
 class _LinearRegressor(RegressorMixin, AIDEstimator):
+    _accepts_sparse: ClassVar[bool] = True
+
     def fit(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
     ) -> _LinearRegressor:
         """Fit by AID; ``sample_weight`` w_i ≥ 0 makes row i's loss count w_i times (rows of
-        weight 0 are left out: they do not count)."""
+        weight 0 are left out: they do not count); a scipy.sparse X stays sparse."""
         names = getattr(X, "columns", None)
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        X, y = validate_data(
+            self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr"
+        )
         features = None if names is None else [str(c) for c in names]
         weight = None
         if sample_weight is not None:
@@ -198,7 +202,7 @@ class _LinearRegressor(RegressorMixin, AIDEstimator):
         return self
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        return self._rows(X) @ self.coef_ + self.intercept_
+        return np.asarray(self._rows(X) @ self.coef_).ravel() + self.intercept_
 
 
 class AIDLADRegressor(_LinearRegressor):

@@ -89,10 +89,14 @@ LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights 
 def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDArray]:
     """(W_k, Σ_{C_k} w_i x_i, Σ_{C_k} w_i y_i) per cluster, w_i = 1 for unweighted data: a
     pure cluster's weighted loss Σ w_i ρ(r_i) is W_k ρ(ȳ_k − z̄_k β) at the weighted means."""
-    w = data.weight
+    w, X = data.weight, data.X
     if w is None:
-        return part.sizes.astype(np.float64), part.sums(data.X), part.sums(data.y)
-    return part.sums(w), part.sums(data.X * w[:, None]), part.sums(data.y * w)
+        weight, x_sum, y_sum = part.sizes.astype(np.float64), part.sums(X), part.sums(data.y)
+    else:
+        weighted = sp.diags(w) @ X if sp.issparse(X) else X * w[:, None]
+        weight, x_sum, y_sum = part.sums(w), part.sums(weighted), part.sums(data.y * w)
+    # a sparse X stays sparse: only its cluster sums (the aggregated data) are dense
+    return weight, x_sum.toarray() if sp.issparse(x_sum) else x_sum, y_sum
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,8 +140,8 @@ class LADSolution:
     cluster_dual: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
-        X = check_predict_input(X, self.coef.shape[0], type(self).__name__)
-        return X @ self.coef + self.intercept
+        X = check_predict_input(X, self.coef.shape[0], type(self).__name__, accept_sparse=True)
+        return np.asarray(X @ self.coef).ravel() + self.intercept
 
 
 _POLICY = (
@@ -298,6 +302,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
         """Fit on the sample (least squares or LAD): only used to place the initial clusters."""
+        X = X.toarray() if sp.issparse(X) else X  # the sample is small
         design = np.column_stack([np.ones(len(y)), X]) if self.fit_intercept else X
         if self.sample_fit == "fn":
             c_plus, c_minus = self.costs()
@@ -310,6 +315,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
         if (
             data.weight is None
+            and not sp.issparse(data.X)
             and partition.n_clusters == data.n
             and np.array_equal(partition.labels, np.arange(data.n))
         ):  # singletons (the full problem): the data themselves, no copy
@@ -658,6 +664,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         w = data.weight
         for start in range(0, data.n, 65536):
             block = data.X[start : start + 65536]
+            block = block.toarray() if sp.issparse(block) else block
             if self.fit_intercept:
                 block = np.hstack([np.ones((block.shape[0], 1)), block])
             weighted = block if w is None else block * w[start : start + 65536, None]

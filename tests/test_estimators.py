@@ -79,13 +79,15 @@ def _expected_failures(estimator) -> dict[str, str]:
         )
         return dict.fromkeys(_KERNEL_WEIGHT_CHECKS, reason)
     if isinstance(estimator, AIDLADRegressor | AIDQuantileRegressor):
+        reason = (
+            "LAD/quantile regression without a penalty is not identified on this check's data "
+            "(fewer rows than coefficients once the zero-weight rows are dropped): aidopt "
+            "refuses such data rather than return one of many optima. Weights = repeated or "
+            "removed rows is tested below on identified data."
+        )
         return {
-            "check_sample_weight_equivalence_on_dense_data": (
-                "LAD/quantile regression without a penalty is not identified on this check's "
-                "data (fewer rows than coefficients once the zero-weight rows are dropped): "
-                "aidopt refuses such data rather than return one of many optima. Weights = "
-                "repeated or removed rows is tested below on identified data."
-            )
+            "check_sample_weight_equivalence_on_dense_data": reason,
+            "check_sample_weight_equivalence_on_sparse_data": reason,
         }
     return {}
 
@@ -325,3 +327,18 @@ def test_linear_svc_keeps_sparse_input_sparse_and_gives_the_dense_optimum():
     np.testing.assert_array_equal(sparse.predict(S), dense.predict(X))
     with pytest.raises(TypeError, match="dense data is required"):
         AIDSVC(kernel="rbf").fit(S, y)
+
+
+def test_regressors_keep_sparse_input_sparse_and_give_the_dense_optimum():
+    import scipy.sparse as sp
+
+    X, y, _, _ = make_lad(3000, 6, seed=12)
+    X[np.abs(X) < 0.8] = 0.0
+    S = sp.csr_matrix(X)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, size=3000)
+    for est in (AIDLADRegressor(tol=0.0), AIDQuantileRegressor(quantile=0.3, tol=0.0)):
+        dense = clone(est).fit(X, y, sample_weight=w)
+        sparse = clone(est).fit(S, y, sample_weight=w)
+        assert sparse.status_ == dense.status_ == "optimal"
+        assert sparse.result_.objective == pytest.approx(dense.result_.objective, rel=1e-12)
+        np.testing.assert_allclose(sparse.predict(S), dense.predict(X), rtol=1e-12, atol=1e-12)

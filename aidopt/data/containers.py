@@ -117,7 +117,7 @@ class RegressionData(_Rows):
         *,
         weight: ArrayLike | None = None,
     ) -> RegressionData:
-        X = check_matrix(X, "X")
+        X = check_matrix(X, "X", accept_sparse=True)
         y = check_vector(y, X.shape[0], "y")
         names = check_feature_names(feature_names, X.shape[1])
         w = _row_weights(weight, X.shape[0])
