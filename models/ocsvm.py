@@ -105,7 +105,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         help="two Gaussian blobs away from the origin",
     )
     bench: ClassVar[Any] = BenchSpec(
-        workloads=(Workload(make=_instance, sizes=((20_000, 5), (100_000, 10))),),
+        workloads=(Workload(make=_instance, sizes=((1_000, 3), (2_000, 5))),),
         methods=(
             Method("aid-highs", "aid", solver="highs", pair="full-highs"),
             Method("full-highs", "full", solver="highs"),
