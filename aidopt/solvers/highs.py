@@ -23,6 +23,7 @@ from aidopt.native import silenced_stdout
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.kkt import kkt_error
+from aidopt.solvers.polish import polish_qp
 from aidopt.solvers.pyomo_compile import compile_model
 from aidopt.solvers.scaling import equilibrate
 
@@ -49,6 +50,19 @@ def _kkt(program: MatrixProgram, result: SolveResult) -> float:
     if not (np.all(np.isfinite(result.x)) and np.all(np.isfinite(result.row_duals))):
         return float("inf")
     return max(kkt_error(program, result.x, result.row_duals))
+
+
+def _polished(program: MatrixProgram, error: float, result: SolveResult) -> SolveResult:
+    """The answer re-solved on its face (:mod:`aidopt.solvers.polish`) when that satisfies the
+    optimality conditions better, else the answer as HiGHS gave it."""
+    if error == 0.0 or result.x is None:
+        return result
+    polished = polish_qp(program, result.x)
+    if polished is None:
+        return result
+    x, duals = polished
+    candidate = replace(result, x=x, row_duals=duals, objective=program.objective_value(x))
+    return candidate if _kkt(program, candidate) < error else result
 
 
 def _status_map(highspy) -> dict[Any, SolveStatus]:
@@ -129,7 +143,7 @@ class HighsAdapter(SolverAdapter):
                 return result if best is None else best[1]
             failures.append(f"{what}: {result.message or result.status.value}")
         if best is not None:
-            return best[1]
+            return _polished(program, *best)
         if (
             result is not None
             and len(failures) == len(forms)
