@@ -9,11 +9,12 @@ so the number of clusters returned can be smaller than k.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["kmeans_one_pass", "n_clusters_for_rate"]
+__all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
 
 _CHUNK_ROWS = 65536
 
@@ -45,6 +46,39 @@ def kmeans_one_pass(
         z = (z - z.mean(axis=0)) / scale
     centres = z[rng.choice(n, size=k, replace=False)]
     labels = _nearest(z, centres)
+    _, relabelled = np.unique(labels, return_inverse=True)
+    return relabelled.astype(np.int64, copy=False)
+
+
+def kmeans_lloyd(
+    features: ArrayLike,
+    k: int,
+    rng: np.random.Generator,
+    *,
+    full: bool = False,
+    standardize: bool = True,
+) -> NDArray[np.int64]:
+    """Labels 0..K-1 (K ≤ k) from scikit-learn's k-means with k-means++ seeds: one Lloyd step
+    (assign, update, assign), or ``full`` k-means (to convergence, best of 3 starts)."""
+    from sklearn.cluster import KMeans
+
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    n = z.shape[0]
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}], got {k}")
+    if standardize:
+        scale = z.std(axis=0)
+        scale[scale == 0] = 1.0
+        z = (z - z.mean(axis=0)) / scale
+    seed = int(rng.integers(2**31 - 1))
+    fit = KMeans(
+        k, init="k-means++", n_init=3 if full else 1, max_iter=300 if full else 1, random_state=seed
+    )
+    with warnings.catch_warnings():  # fewer distinct points than k: fewer clusters, as above
+        warnings.simplefilter("ignore")
+        labels = fit.fit_predict(z)
     _, relabelled = np.unique(labels, return_inverse=True)
     return relabelled.astype(np.int64, copy=False)
 

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     import pyomo.environ as pyo
 
 from aidopt.certificate import Bound, DualPoint
-from aidopt.clustering import kmeans_one_pass
+from aidopt.clustering import kmeans_lloyd, kmeans_one_pass
 from aidopt.contract import AggregatedModel, Evaluation, Previous, SubSolve
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.deadline import deadline
@@ -221,6 +221,15 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             kind=bool,
             flag="--per-group",
         ),
+        Option(
+            "init",
+            "one-pass",
+            "initial clustering of each group: one k-means assignment to random rows "
+            "('one-pass', the paper's 'one iteration of k-means'), k-means++ seeds and one Lloyd "
+            "step ('kmeans++'), or k-means to convergence, best of 3 ('kmeans')",
+            kind=str,
+            choices=("one-pass", "kmeans++", "kmeans"),
+        ),
     )
 
     # ------------------------------------------------------------------ data
@@ -247,8 +256,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return 0.01 if data.n <= 10_000 else 0.0001
 
     def initial_partition(self, data: S3VMData, rate: float, rng: np.random.Generator) -> Partition:
-        """One k-means pass per group (labeled −1, labeled +1, unlabeled), ⌈r^0·size⌉ clusters
-        each, at least ``min_clusters`` in total or per group (§4.3)."""
+        """One k-means per group (labeled −1, labeled +1, unlabeled; ``init``: one pass, as the
+        paper, or k-means++ with one or many Lloyd steps), ⌈r^0·size⌉ clusters each, at least
+        ``min_clusters`` in total or per group (§4.3)."""
         group = data.group
         sizes = np.bincount(group, minlength=3)
         k = np.minimum(sizes, np.maximum(1, np.ceil(rate * sizes))).astype(int)
@@ -261,7 +271,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             rows = np.flatnonzero(group == g)
             block = data.X[rows]
             block = block.toarray() if sp.issparse(block) else block
-            labels[rows] = kmeans_one_pass(block, int(k[g]), rng)
+            if self.init == "one-pass":
+                labels[rows] = kmeans_one_pass(block, int(k[g]), rng)
+            else:
+                labels[rows] = kmeans_lloyd(block, int(k[g]), rng, full=self.init == "kmeans")
         return Partition.from_labels(nested_labels(group, labels))
 
     # ------------------------------------------------------------------ aggregated data

@@ -503,3 +503,41 @@ def test_gurobi_integrality_tolerance_on_coil2():
         assert np.abs(d - np.round(d)).max() <= 1e-9
         values[solver] = solution.aggregated_objective
     assert values["gurobi"] == pytest.approx(values["highs-oa"], rel=1e-6)
+
+
+@pytest.mark.parametrize("init", ["one-pass", "kmeans++", "kmeans"])
+def test_every_initial_clustering_keeps_the_counts_and_reaches_the_certified_optimum(init):
+    X, y = make_data(11, n_l=100, n_u=1500, m=3)
+    y[~np.isnan(y)] = np.r_[np.ones(50), -np.ones(50)]
+    data = S3VMData.from_arrays(X, y)
+    model = S3VMModel(min_clusters_per_group=True, init=init)
+    partition = model.initial_partition(data, 0.01, np.random.default_rng(0))
+    group_of_cluster = np.zeros(partition.n_clusters, dtype=int)
+    group_of_cluster[partition.labels] = data.group
+    assert tuple(np.bincount(group_of_cluster, minlength=3)) == (10, 10, 15)
+    X, y = make_data(5)
+    reference = brute_force(X, y, 1.0, 0.5, "constraint")
+    model = S3VMModel(M_l=1.0, M_u=0.5, min_clusters=3, min_clusters_per_group=True, init=init)
+    result = AIDSolver(model, solver="highs-oa", rate=0.1, random_state=5).solve(
+        S3VMData.from_arrays(X, y)
+    )
+    assert result.status is AIDStatus.OPTIMAL
+    assert result.objective == pytest.approx(reference, rel=1e-6)
+
+
+def test_full_kmeans_clusters_are_tighter_than_one_pass():
+    """Within-cluster scatter of the unlabeled group: k-means ≤ k-means++ step ≤ one pass
+    (on average over seeds: the one pass assigns to random rows)."""
+    X, y = make_data(3, n_l=10, n_u=3000, m=4)
+    data = S3VMData.from_arrays(X, y)
+    unl = np.isnan(y)
+
+    def scatter(init, seed):
+        part = S3VMModel(init=init).initial_partition(data, 0.01, np.random.default_rng(seed))
+        labels = part.labels[unl]
+        means = np.array([X[unl][labels == k].mean(axis=0) for k in np.unique(labels)])
+        _, index = np.unique(labels, return_inverse=True)
+        return float(((X[unl] - means[index]) ** 2).sum())
+
+    totals = {i: np.mean([scatter(i, s) for s in range(5)]) for i in ("one-pass", "kmeans")}
+    assert totals["kmeans"] < totals["one-pass"]

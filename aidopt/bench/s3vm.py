@@ -206,6 +206,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
         M_u=config["M_u"],
         balance=config["balance"],
         min_clusters_per_group=config["floor"] == "group",
+        init=config.get("init", "one-pass"),
     )
 
     class FirstIteration(Hook):
@@ -311,6 +312,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='where "at least 10 initial clusters" applies: total, group (comma-separated)',
     )
     parser.add_argument(
+        "--init",
+        default="one-pass",
+        choices=("one-pass", "kmeans++", "kmeans"),
+        help="initial clustering of each group (the model's init option; one per --out)",
+    )
+    parser.add_argument(
         "--fixed",
         action="store_true",
         help="only Table 8's setting: M_u = 1, r^0 = 0.01, balance per set",
@@ -412,7 +419,10 @@ def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     if args.fixed:
         balance = PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
         rate = 0.01 if name != "secstr" else 0.0001
-        return [{"M_u": 1.0, "rate": rate, "balance": balance, "floor": f} for f in floors]
+        return [
+            {"M_u": 1.0, "rate": rate, "balance": balance, "floor": f, "init": args.init}
+            for f in floors
+        ]
     rates = (
         parse_float_list(args.rates)
         if args.rates
@@ -421,7 +431,7 @@ def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     balances = [None if b == "none" else b for b in args.balances.split(",")]
     m_u = parse_float_list(args.Mu)
     return [
-        {"M_u": mu, "rate": r, "balance": b, "floor": f}
+        {"M_u": mu, "rate": r, "balance": b, "floor": f, "init": args.init}
         for f in floors
         for r in rates
         for b in balances
