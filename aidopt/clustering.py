@@ -9,9 +9,9 @@ so the number of clusters returned can be smaller than k.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
@@ -58,9 +58,13 @@ def kmeans_lloyd(
     full: bool = False,
     standardize: bool = True,
 ) -> NDArray[np.int64]:
-    """Labels 0..K-1 (K ≤ k) from scikit-learn's k-means with k-means++ seeds: one Lloyd step
-    (assign, update, assign), or ``full`` k-means (to convergence, best of 3 starts)."""
-    from sklearn.cluster import KMeans
+    """Labels 0..K-1 (K ≤ k) from k-means with k-means++ seeds (scikit-learn's
+    ``kmeans_plusplus``): one Lloyd step (assign, update, assign), or ``full`` k-means (Lloyd to
+    convergence, the best of 3 seedings by within-cluster scatter). The run's deadline is
+    checked between steps (:func:`aidopt.deadline.check`), so a time limit holds."""
+    from sklearn.cluster import kmeans_plusplus
+
+    from aidopt.deadline import check
 
     z = np.asarray(features, dtype=np.float64)
     if z.ndim == 1:
@@ -72,15 +76,30 @@ def kmeans_lloyd(
         scale = z.std(axis=0)
         scale[scale == 0] = 1.0
         z = (z - z.mean(axis=0)) / scale
-    seed = int(rng.integers(2**31 - 1))
-    fit = KMeans(
-        k, init="k-means++", n_init=3 if full else 1, max_iter=300 if full else 1, random_state=seed
-    )
-    with warnings.catch_warnings():  # fewer distinct points than k: fewer clusters, as above
-        warnings.simplefilter("ignore")
-        labels = fit.fit_predict(z)
-    _, relabelled = np.unique(labels, return_inverse=True)
+    best: tuple[float, NDArray[np.int64]] | None = None
+    for _ in range(3 if full else 1):
+        centres, _ = kmeans_plusplus(z, k, random_state=int(rng.integers(2**31 - 1)))
+        labels = _nearest(z, centres)
+        for _ in range(_LLOYD_STEPS if full else 1):
+            check("the initial k-means")
+            counts = np.bincount(labels, minlength=k)
+            owner = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+            sums = owner @ z
+            filled = counts > 0  # an emptied cluster keeps its centre
+            centres[filled] = sums[filled] / counts[filled, None]
+            new = _nearest(z, centres)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+        scatter = float(((z - centres[labels]) ** 2).sum())
+        if best is None or scatter < best[0]:
+            best = (scatter, labels)
+    assert best is not None
+    _, relabelled = np.unique(best[1], return_inverse=True)
     return relabelled.astype(np.int64, copy=False)
+
+
+_LLOYD_STEPS = 300  #: at most this many Lloyd steps for full k-means
 
 
 def _nearest(z: NDArray[np.float64], centres: NDArray[np.float64]) -> NDArray[np.int64]:

@@ -29,3 +29,22 @@ def test_k_bounds_and_rate():
     assert n_clusters_for_rate(0.0005, 1000, minimum=3) == 3
     assert n_clusters_for_rate(0.01, 1000) == 10
     assert n_clusters_for_rate(2.0, 1000) == 1000
+
+
+def test_full_kmeans_holds_the_deadline_and_beats_one_pass():
+    from aidopt.clustering import kmeans_lloyd
+    from aidopt.deadline import TimeLimitReached, deadline
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=6.0, size=(8, 5))
+    z = centres[rng.integers(0, 8, size=4000)] + rng.normal(size=(4000, 5))
+
+    def scatter(labels):
+        means = np.array([z[labels == k].mean(axis=0) for k in np.unique(labels)])
+        return float(((z - means[np.unique(labels, return_inverse=True)[1]]) ** 2).sum())
+
+    full = kmeans_lloyd(z, 8, np.random.default_rng(1), full=True, standardize=False)
+    one = kmeans_one_pass(z, 8, np.random.default_rng(1), standardize=False)
+    assert scatter(full) <= scatter(one)
+    with deadline(1e-9), pytest.raises(TimeLimitReached, match="initial k-means"):
+        kmeans_lloyd(z, 8, np.random.default_rng(1), full=True)
