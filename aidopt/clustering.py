@@ -78,6 +78,7 @@ def kmeans_lloyd(
         z = (z - z.mean(axis=0)) / scale
     best: tuple[float, NDArray[np.int64]] | None = None
     for _ in range(3 if full else 1):
+        check("the initial k-means")
         centres, _ = kmeans_plusplus(z, k, random_state=int(rng.integers(2**31 - 1)))
         labels = _nearest(z, centres)
         for _ in range(_LLOYD_STEPS if full else 1):

@@ -223,7 +223,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         ),
         Option(
             "init",
-            "one-pass",
+            "kmeans",
             "initial clustering of each group: one k-means assignment to random rows "
             "('one-pass', the paper's 'one iteration of k-means'), k-means++ seeds and one Lloyd "
             "step ('kmeans++'), or k-means to convergence, best of 3 ('kmeans')",

