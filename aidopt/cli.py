@@ -250,9 +250,16 @@ def _configure_logging(quiet: bool) -> logging.Handler:
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler._aidopt_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
-    logging.captureWarnings(True)
+    # warnings stay warnings (a caller's warnings.catch_warnings still records them; the
+    # logging module's captureWarnings would take them away from it), printed on one line
+    warnings.formatwarning = _warning_line
     warnings.simplefilter("always", ConvergenceWarning)
     return handler
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line prints it: its message, on one line."""
+    return f"{_one_line(message)}\n"
 
 
 def _one_line(text: object) -> str:

@@ -34,16 +34,8 @@ def kmeans_one_pass(
     binary search on the sorted centres, low dimensions by a k-d tree, others by blocked matrix
     products, so the cost is O(n log k) or O(n·k·d) without materialising an n×k matrix.
     """
-    z = np.asarray(features, dtype=np.float64)
-    if z.ndim == 1:
-        z = z[:, None]
+    z = _prepared(features, k, standardize)
     n = z.shape[0]
-    if not 1 <= k <= n:
-        raise ValueError(f"k must be in [1, {n}], got {k}")
-    if standardize:
-        scale = z.std(axis=0)
-        scale[scale == 0] = 1.0
-        z = (z - z.mean(axis=0)) / scale
     centres = z[rng.choice(n, size=k, replace=False)]
     labels = _nearest(z, centres)
     _, relabelled = np.unique(labels, return_inverse=True)
@@ -66,16 +58,8 @@ def kmeans_lloyd(
 
     from aidopt.deadline import check
 
-    z = np.asarray(features, dtype=np.float64)
-    if z.ndim == 1:
-        z = z[:, None]
+    z = _prepared(features, k, standardize)
     n = z.shape[0]
-    if not 1 <= k <= n:
-        raise ValueError(f"k must be in [1, {n}], got {k}")
-    if standardize:
-        scale = z.std(axis=0)
-        scale[scale == 0] = 1.0
-        z = (z - z.mean(axis=0)) / scale
     best: tuple[float, NDArray[np.int64]] | None = None
     for _ in range(3 if full else 1):
         check("the initial k-means")
@@ -101,6 +85,20 @@ def kmeans_lloyd(
 
 
 _LLOYD_STEPS = 300  #: at most this many Lloyd steps for full k-means
+
+
+def _prepared(features: ArrayLike, k: int, standardize: bool) -> NDArray[np.float64]:
+    """The rows as a 2-D float array (standardised columns when asked), k checked."""
+    z = np.asarray(features, dtype=np.float64)
+    if z.ndim == 1:
+        z = z[:, None]
+    if not 1 <= k <= z.shape[0]:
+        raise ValueError(f"k must be in [1, {z.shape[0]}], got {k}")
+    if standardize:
+        scale = z.std(axis=0)
+        scale[scale == 0] = 1.0
+        z = (z - z.mean(axis=0)) / scale
+    return z
 
 
 def _nearest(z: NDArray[np.float64], centres: NDArray[np.float64]) -> NDArray[np.int64]:
