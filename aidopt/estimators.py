@@ -98,9 +98,11 @@ class AIDEstimator(BaseEstimator):
         values = {back.get(k, k): v for k, v in params.items() if k not in run}
         return self._model_class.from_options(**values)
 
-    def _run(self, data: Any) -> AIDResult:
+    def _run(self, data: Any, model: Any = None) -> AIDResult:
+        """AID on ``data`` with the run parameters (the model: this estimator's, or ``model``),
+        and the fitted attributes every estimator has."""
         run = {o.name: getattr(self, o.name) for o in RUN_OPTIONS}
-        result = AIDSolver(self._model(), **run).solve(data)
+        result = AIDSolver(self._model() if model is None else model, **run).solve(data)
         self.result_ = result
         self.certificate_ = result.certificate
         self.history_ = result.history
@@ -191,11 +193,7 @@ class _LinearRegressor(RegressorMixin, AIDEstimator):
             self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr"
         )
         features = None if names is None else [str(c) for c in names]
-        weight = None
-        if sample_weight is not None:
-            weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-            keep = weight > 0
-            X, y, weight = X[keep], y[keep], weight[keep]
+        X, y, weight = _weighted_rows(X, y, sample_weight)
         result = self._run(RegressionData.from_arrays(X, y, features, weight=weight))
         self.coef_ = result.solution.coef
         self.intercept_ = result.solution.intercept
@@ -229,7 +227,44 @@ class AIDQuantileRegressor(_LinearRegressor):
     _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(QuantileModel, extras=False)
 
 
-class AIDSVC(ClassifierMixin, AIDEstimator):
+class _BinaryClassifier(ClassifierMixin, AIDEstimator):
+    """Two classes; ``classes_[1]`` where the decision function f is positive."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x); > 0 means ``classes_[1]``."""
+        rows = self._rows(X)
+        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        scores = self.decision_function(X)  # checks that the estimator is fitted first
+        return self.classes_[(scores > 0).astype(np.int64)]
+
+    def _two_classes(self, y: NDArray, needs: str) -> NDArray:
+        """The two sorted label values of y, or scikit-learn's binary-only error."""
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise DataError(
+                f"Only binary classification is supported. {type(self).__name__} needs {needs}; "
+                f"y has {classes.size}."
+            )
+        return classes
+
+
+def _weighted_rows(X, y, sample_weight):
+    """(X, y, w) without the rows of weight 0 (they do not count), or (X, y, None)."""
+    if sample_weight is None:
+        return X, y, None
+    weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    keep = weight > 0
+    return X[keep], y[keep], weight[keep]
+
+
+class AIDSVC(_BinaryClassifier):
     """Soft-margin SVM (hinge loss, unpenalised bias; ``M`` is scikit-learn's ``C``) fitted by
     AID, linear or with a kernel (``kernel``, ``gamma``, ``degree``, ``coef0``), with an
     optimality certificate. Binary: ``classes_[0]`` is the negative class.
@@ -247,11 +282,6 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
     def _accepts_sparse(self) -> bool:  # type: ignore[override]
         return self.kernel == "linear"
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDSVC:
         """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's hinge loss count ω_i times (rows
         of weight 0 are left out); a scipy.sparse X stays sparse (the linear SVM only)."""
@@ -261,17 +291,8 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
             self, X, y, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse
         )
         check_classification_targets(y)
-        weight = None
-        if sample_weight is not None:
-            weight = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-            keep = weight > 0
-            X, y, weight = X[keep], y[keep], weight[keep]
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise DataError(
-                "Only binary classification is supported. AIDSVC needs exactly 2 classes; y has "
-                f"{classes.size} class{'' if classes.size == 1 else 'es'}."
-            )
+        X, y, weight = _weighted_rows(X, y, sample_weight)
+        classes = self._two_classes(y, "exactly 2 classes")
         features = None if names is None else [str(c) for c in names]
         data = BinaryData.from_arrays(X, y, features, weight=weight)
         result = self._run(data)
@@ -285,15 +306,6 @@ class AIDSVC(ClassifierMixin, AIDEstimator):
             self.support_ = np.flatnonzero(alpha > 0)
             self.dual_coef_ = (alpha * data.y)[self.support_][None, :]
         return self
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = w·x + b (linear) or Σ α_i y_i K(x_i, x) + b; > 0 means ``classes_[1]``."""
-        rows = self._rows(X)
-        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        scores = self.decision_function(X)  # checks that the estimator is fitted first
-        return self.classes_[(scores > 0).astype(np.int64)]
 
 
 class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
@@ -312,7 +324,7 @@ def _optional(options: tuple[Option, ...], name: str) -> tuple[Option, ...]:
     )
 
 
-class AIDPUClassifier(ClassifierMixin, AIDEstimator):
+class AIDPUClassifier(_BinaryClassifier):
     """Positive-unlabeled learning (Sansone et al.'s double-hinge risk with λ‖f‖², linear or
     kernel) fitted by AID, with an optimality certificate.
 
@@ -326,11 +338,6 @@ class AIDPUClassifier(ClassifierMixin, AIDEstimator):
     _model_class: ClassVar[Any] = PUModel
     _parameters: ClassVar[tuple[Option, ...]] = _optional(estimator_parameters(PUModel), "prior")
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X: ArrayLike, y: ArrayLike) -> AIDPUClassifier:
         if self.prior is None:
             raise DataError(
@@ -340,12 +347,7 @@ class AIDPUClassifier(ClassifierMixin, AIDEstimator):
         names = getattr(X, "columns", None)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size != 2:
-            raise DataError(
-                "Only binary classification is supported. AIDPUClassifier needs two label "
-                f"values (labeled positive, unlabeled); y has {classes.size}."
-            )
+        classes = self._two_classes(y, "two label values (labeled positive, unlabeled)")
         features = None if names is None else [str(c) for c in names]
         self._data = PositiveUnlabeledData.from_arrays(X, y == classes[1], features)
         result = self._run(self._data)
@@ -358,12 +360,8 @@ class AIDPUClassifier(ClassifierMixin, AIDEstimator):
         rows = self._rows(X)
         return self._model().decision_function(self._data, self.solution_, rows)
 
-    def predict(self, X: ArrayLike) -> NDArray:
-        scores = self.decision_function(X)  # checks that the estimator is fitted first
-        return self.classes_[(scores > 0).astype(np.int64)]
 
-
-class AIDS3VC(ClassifierMixin, AIDEstimator):
+class AIDS3VC(_BinaryClassifier):
     """The semi-supervised SVM (Bennett-Demiriz MIQP (14), ``M_l``/``M_u``) fitted by AID.
 
     ``fit(X, y)``: unlabeled rows have y = -1 (scikit-learn's semi-supervised convention, as
@@ -376,11 +374,6 @@ class AIDS3VC(ClassifierMixin, AIDEstimator):
     _model_class: ClassVar[Any] = S3VMModel
     _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(S3VMModel)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X: ArrayLike, y: ArrayLike) -> AIDS3VC:
         names = getattr(X, "columns", None)
         X, y = validate_data(
@@ -389,42 +382,16 @@ class AIDS3VC(ClassifierMixin, AIDEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)  # finite X; y may hold NaN
         target = np.asarray(y, dtype=object)
         unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
-        classes = np.unique(y[~unlabeled])
         check_classification_targets(y[~unlabeled])
-        if classes.size != 2:
-            raise DataError(
-                "Only binary classification is supported. AIDS3VC needs two classes among the "
-                f"labeled rows (y != -1); they hold {classes.size}."
-            )
+        classes = self._two_classes(y[~unlabeled], "two classes among the labeled rows (y != -1)")
         features = None if names is None else [str(c) for c in names]
         self.classes_ = classes
         if not unlabeled.any():  # (14) without unlabeled rows is the SVM with penalty M_l
-            run = {o.name: getattr(self, o.name) for o in RUN_OPTIONS}
-            data = BinaryData.from_arrays(X, y, features)
-            model = SVMModel(M=self.M_l)
-            result = AIDSolver(model, **run).solve(data)
+            result = self._run(BinaryData.from_arrays(X, y, features), SVMModel(M=self.M_l))
         else:
             masked = np.where(unlabeled, None, target)
-            data = SemiSupervisedData.from_arrays(X, masked, features)
-            result = self._run(data)
-        self._record(result)
+            result = self._run(SemiSupervisedData.from_arrays(X, masked, features))
         self.solution_ = result.solution
         scores = np.asarray(result.solution.decision_function(X), dtype=np.float64)
         self.labels_ = classes[(scores > 0).astype(np.int64)]
         return self
-
-    def _record(self, result: AIDResult) -> None:
-        self.result_ = result
-        self.certificate_ = result.certificate
-        self.history_ = result.history
-        self.n_iter_ = result.iterations
-        self.status_ = result.status.value
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """f(x) = w·x + b; > 0 means ``classes_[1]``."""
-        rows = self._rows(X)
-        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        scores = self.decision_function(X)  # checks that the estimator is fitted first
-        return self.classes_[(scores > 0).astype(np.int64)]
