@@ -110,6 +110,15 @@ class Partition:
         self._sums[key] = (a, result)
         return result
 
+    def dense_sums(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
+        """:meth:`sums` as a dense array (a sparse matrix's cluster sums, K × m, densified)."""
+        s = self.sums(a)
+        return s.toarray() if sp.issparse(s) else s
+
+    def weights(self, weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
+        """W_k = Σ_{i∈C_k} w_i, or |C_k| when every entry weighs 1 (``weight`` None)."""
+        return self.sizes.astype(np.float64) if weight is None else self.sums(weight)
+
     def means(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64] | sp.csr_matrix:
         """Centroids x̄_k = Σ_{i∈C_k} a_i / |C_k|."""
         s = self.sums(a)

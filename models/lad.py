@@ -89,14 +89,8 @@ LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights 
 def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDArray]:
     """(W_k, Σ_{C_k} w_i x_i, Σ_{C_k} w_i y_i) per cluster, w_i = 1 for unweighted data: a
     pure cluster's weighted loss Σ w_i ρ(r_i) is W_k ρ(ȳ_k − z̄_k β) at the weighted means."""
-    w, X = data.weight, data.X
-    if w is None:
-        weight, x_sum, y_sum = part.sizes.astype(np.float64), part.sums(X), part.sums(data.y)
-    else:
-        weighted = sp.diags(w) @ X if sp.issparse(X) else X * w[:, None]
-        weight, x_sum, y_sum = part.sums(w), part.sums(weighted), part.sums(data.y * w)
     # a sparse X stays sparse: only its cluster sums (the aggregated data) are dense
-    return weight, x_sum.toarray() if sp.issparse(x_sum) else x_sum, y_sum
+    return part.weights(data.weight), part.dense_sums(data.weighted_X), part.sums(data.weighted_y)
 
 
 @dataclass(frozen=True, eq=False)

@@ -214,13 +214,7 @@ def cluster_duals(
 def _cluster_sums(data: BinaryData, part: Partition) -> tuple[NDArray, NDArray]:
     """(W_k, Σ_{C_k} w_i x_i) per cluster, w_i = 1 for unweighted data; dense K × m (sparse X
     stays sparse: only its cluster sums, the aggregated problem's data, are dense)."""
-    w, X = data.weight, data.X
-    if w is None:
-        weight, x_sum = part.sizes.astype(np.float64), part.sums(X)
-    else:
-        weighted = sp.diags(w) @ X if sp.issparse(X) else X * w[:, None]
-        weight, x_sum = part.sums(w), part.sums(weighted)
-    return weight, x_sum.toarray() if sp.issparse(x_sum) else x_sum
+    return part.weights(data.weight), part.dense_sums(data.weighted_X)
 
 
 # ---------------------------------------------------------------------- aggregate / solution

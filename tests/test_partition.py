@@ -158,3 +158,25 @@ def test_finer_that_does_not_refine_regime_is_an_error(rng):
         part.split(regime, np.zeros(39, dtype=int))
     with pytest.raises(ValueError, match="finer must hold non-negative"):
         part.split(regime, -np.ones(40, dtype=int))
+
+
+def test_weights_and_dense_sums_and_the_weighted_rows_of_a_container():
+
+    from aidopt.data.containers import RegressionData
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((30, 3))
+    X[X < 0.5] = 0.0
+    w = rng.uniform(0.5, 2.0, size=30)
+    part = Partition.from_labels(rng.integers(0, 5, size=30))
+    np.testing.assert_array_equal(part.weights(None), part.sizes)
+    np.testing.assert_allclose(part.weights(w), np.bincount(part.labels, weights=w))
+    dense = part.dense_sums(sp.csr_matrix(X))
+    assert isinstance(dense, np.ndarray)
+    np.testing.assert_allclose(dense, part.sums(X))
+    data = RegressionData.from_arrays(sp.csr_matrix(X), X[:, 0], weight=w)
+    assert data.weighted_X is data.weighted_X  # one object: Partition.sums caches by it
+    np.testing.assert_allclose(data.weighted_X.toarray(), X * w[:, None])
+    np.testing.assert_allclose(data.weighted_y, X[:, 0] * w)
+    plain = RegressionData.from_arrays(X, X[:, 0])
+    assert plain.weighted_X is plain.X and plain.weighted_y is plain.y

@@ -18,6 +18,7 @@ Errors name the problem: shapes, NaN/inf, a missing or non-numeric column, a sin
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,9 +40,18 @@ __all__ = [
 
 
 class _Rows:
-    """n and m of a container holding X."""
+    """n and m of a container holding X, and X with its rows weighted."""
 
     X: Any
+
+    @cached_property
+    def weighted_X(self) -> Any:
+        """Rows w_i x_i (X itself when the container has no row weights); one object per
+        container, so that :meth:`aidopt.partition.Partition.sums` re-sums only split clusters."""
+        w = getattr(self, "weight", None)
+        if w is None:
+            return self.X
+        return sp.csr_matrix(sp.diags(w) @ self.X) if sp.issparse(self.X) else self.X * w[:, None]
 
     @property
     def n(self) -> int:
@@ -122,6 +132,11 @@ class RegressionData(_Rows):
         names = check_feature_names(feature_names, X.shape[1])
         w = _row_weights(weight, X.shape[0])
         return cls(X=X, y=y, feature_names=names, target_name=target_name, weight=w)
+
+    @cached_property
+    def weighted_y(self) -> NDArray[np.float64]:
+        """w_i y_i (y itself without row weights)."""
+        return self.y if self.weight is None else self.y * self.weight
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str | None) -> RegressionData:
