@@ -4,6 +4,7 @@
     aidopt generate MODEL ... --seed S --out FILE.csv
     aidopt bench MODEL [options]
     aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--json]
+    aidopt cluster --data FILE.csv [--target LABELS] --method M --gamma G --C C [--json]
     aidopt models [--markdown]
     aidopt solvers
     aidopt demo
@@ -142,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     verify.add_argument("--quiet", action="store_true", help="no log")
 
+    from aidopt.svc import command as cluster_command
+
+    cluster_command.add_arguments(
+        commands.add_parser("cluster", help="support-vector clustering of a CSV file")
+    )
     commands.add_parser("demo", help="a small end-to-end LAD run on HiGHS (no input needed)")
     commands.add_parser("solvers", help="list the solvers aidopt can reach here")
     return parser
@@ -492,6 +498,12 @@ def _dispatch(args: argparse.Namespace, out: _Results) -> int:
         return _verify(args, out)
     if args.command == "demo":
         return _demo(out)
+    if args.command == "cluster":
+        from aidopt.svc import command as cluster_command
+
+        payload, text = cluster_command.run(args)
+        out.write(json_line(payload) if args.json else text)
+        return 0
     return _solvers(out)
 
 

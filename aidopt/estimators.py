@@ -12,7 +12,8 @@ scikit-learn's messages) and solves; fitted attributes end with an underscore (`
 Every registered model has one (:func:`estimator_for`, built from the registry: a model added as
 one file or through the ``aidopt.models`` entry points gets it with no edit here). Finished
 estimators with the attributes scikit-learn users expect: :class:`AIDLADRegressor`,
-:class:`AIDQuantileRegressor` and :class:`AIDSVC`.
+:class:`AIDQuantileRegressor` and :class:`AIDSVC`; support-vector clustering is
+:class:`SupportVectorClustering` (:mod:`aidopt.svc.estimator`).
 
 A model option whose name scikit-learn reserves for another meaning is renamed here
 (``warm_start`` means "reuse the last fit" to scikit-learn; LAD's is the inner solver's warm
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -46,8 +46,9 @@ from aidopt.models.lad import LADModel, QuantileModel
 from aidopt.models.pu import PUModel
 from aidopt.models.s3vm import S3VMModel
 from aidopt.models.svm import SVMModel
-from aidopt.options import Option
+from aidopt.options import Option, keyword_init
 from aidopt.result import AIDResult
+from aidopt.svc.estimator import SupportVectorClustering
 from aidopt.validation import check_predict_input
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "AIDPUClassifier",
     "AIDQuantileRegressor",
     "CutS3VMClassifier",
+    "SupportVectorClustering",
     "estimator_for",
     "estimator_parameters",
 ]
@@ -89,7 +91,7 @@ class AIDEstimator(BaseEstimator):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_parameters" in cls.__dict__:
-            cls.__init__ = _keyword_init(cls._parameters)  # type: ignore[method-assign]
+            cls.__init__ = keyword_init(cls._parameters)  # type: ignore[method-assign]
 
     def _model(self) -> Any:
         params = self.get_params()
@@ -127,26 +129,6 @@ class AIDEstimator(BaseEstimator):
         )
         validate_data(self, X, reset=False, skip_check_array=True)  # feature names
         return rows
-
-
-def _keyword_init(parameters: tuple[Option, ...]):
-    """__init__(self, *, <parameters>) that stores each argument as given."""
-    signature = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        + [
-            inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
-            for o in parameters
-        ]
-    )
-
-    def __init__(self, **kwargs: Any) -> None:
-        bound = signature.bind(self, **kwargs)
-        bound.apply_defaults()
-        for name, value in list(bound.arguments.items())[1:]:
-            setattr(self, name, value)
-
-    __init__.__signature__ = signature  # type: ignore[attr-defined]
-    return __init__
 
 
 class _GenericEstimator(AIDEstimator):

@@ -17,6 +17,7 @@ range (0.0, inf). Got -1 instead." (after Pyomo's ``ConfigValue`` and scikit-lea
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,15 @@ from typing import Any
 
 from aidopt.exceptions import InvalidParameterError
 
-__all__ = ["Option", "add_to_parser", "from_args", "markdown_table", "parse_seed", "validate"]
+__all__ = [
+    "Option",
+    "add_to_parser",
+    "from_args",
+    "keyword_init",
+    "markdown_table",
+    "parse_seed",
+    "validate",
+]
 
 _MISSING = object()
 
@@ -235,3 +244,24 @@ def markdown_table(options: Sequence[Option]) -> str:
         flag = f"`{o.negate or o.cli_flag}`" if o.cli else "—"
         rows.append(f"| `{o.name}` | {flag} | {default} | {o.domain()} | {o.help} |")
     return "\n".join(rows)
+
+
+def keyword_init(parameters: Sequence[Option]) -> Callable[..., None]:
+    """__init__(self, *, <parameters>) that stores each argument as given (scikit-learn's
+    convention for estimators: get_params and clone read them back)."""
+    signature = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [
+            inspect.Parameter(o.name, inspect.Parameter.KEYWORD_ONLY, default=o.default)
+            for o in parameters
+        ]
+    )
+
+    def __init__(self, **kwargs: Any) -> None:
+        bound = signature.bind(self, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__

@@ -46,6 +46,7 @@ BUILTIN_SOLVERS: dict[str, str] = {
     "libsvm": "aidopt.solvers.libsvm:LibsvmSolver",
     "liblinear": "aidopt.solvers.libsvm:LiblinearSolver",
     "usmo": "aidopt.solvers.usmo:USMOSolver",
+    "boxqp": "aidopt.solvers.box_qp:BoxQPSolver",
 }
 
 

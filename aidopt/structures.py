@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 __all__ = [
+    "BoxQP",
     "PULearning",
     "QuantileFit",
     "SVMFit",
@@ -96,6 +97,21 @@ class SVMFit:
     alpha: NDArray[np.float64] | None
     b: float
     w: NDArray[np.float64] | None
+
+
+@dataclass(frozen=True, eq=False)
+class BoxQP(Structure):
+    """max_a pᵀa − ½ aᵀQa  s.t.  lower ≤ a ≤ upper (finite),  and Σ_k a_k = ``total`` when given;
+    Q ⪰ 0 small and dense (the dual of a one-class model on a centroid Gram matrix). ``start``:
+    an optional warm start a. The answer has ``a``; its objective is the maximised value."""
+
+    title: ClassVar[str] = "box-constrained convex QP"
+    Q: NDArray[np.float64]
+    p: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    total: float | None = None
+    start: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -45,7 +45,8 @@ from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.data.generate import Generator
-from aidopt.options import Option
+from aidopt.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.options import Option, from_args
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
@@ -96,6 +97,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1)"
     )
     options: ClassVar[tuple[Option, ...]] = (Option("C", 1.0, "penalty C of (1)", low=0.0),)
+    cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
+        "linear: the primal QP; rbf/poly: the aggregated dual (models/ocsvm_kernel.py)"
+    )
     generator: ClassVar[Any] = Generator(
         make=blobs,
         options=(
@@ -112,6 +116,32 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
             Method("aid-gurobi", "aid", solver="gurobi", pair="full-highs"),
         ),
     )
+
+    @classmethod
+    def from_options(
+        cls,
+        kernel: str = "linear",
+        gamma: float | None = None,
+        degree: int | None = None,
+        coef0: float | None = None,
+        **values: Any,
+    ) -> AggregatedModel:
+        """This linear model, or the kernel LM-OCSVM for ``kernel`` rbf or poly."""
+        if kernel == "linear":
+            return cls(**values)
+        from aidopt.models.ocsvm_kernel import KernelOneClassModel
+
+        k = kernel_from_flags(kernel, gamma, degree, coef0, strict=False)
+        return KernelOneClassModel(
+            kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0, **values
+        )
+
+    @classmethod
+    def from_cli(cls, args: Any) -> AggregatedModel:
+        """As :meth:`from_options`; a kernel flag the chosen ``--kernel`` ignores is an error."""
+        values = from_args((*cls.options, *cls.cli_extras), args)
+        kernel_from_flags(values["kernel"], values["gamma"], values["degree"], values["coef0"])
+        return cls.from_options(**values)
 
     def default_rate(self, data: FeatureData) -> float:
         """r^0 = max{1.1m/N, 1e-4}, the SVM's (§4)."""

@@ -72,7 +72,13 @@ from aidopt.sample_fits import kernel_svm_scores
 from aidopt.solvers.base import SolveResult
 from aidopt.structures import SVMFit, WeightedSVM, feasible_dual
 
-__all__ = ["KernelSVMAggregate", "KernelSVMModel", "KernelSVMSolution", "centroid_gram_sums"]
+__all__ = [
+    "KernelSVMAggregate",
+    "KernelSVMModel",
+    "KernelSVMSolution",
+    "centroid_gram_sums",
+    "refreshed_gram_sums",
+]
 
 _BLOCK_ENTRIES = 1 << 22  # cluster sums Σ_{j∈C_q} K(x_i, x_j) held per pass (32 MiB of float64)
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
@@ -100,6 +106,35 @@ def centroid_gram_sums(
             shape=(K, part.size),
         )
         T += owner @ P
+    return T
+
+
+def refreshed_gram_sums(
+    kernel: Kernel,
+    X: NDArray[np.float64],
+    partition: Partition,
+    cache: tuple[NDArray, NDArray, NDArray] | None,
+) -> NDArray[np.float64]:
+    """T for ``partition``; when ``cache`` = (X, labels, T) of its parent partition, only the
+    rows and columns of the clusters that a split changed are recomputed."""
+    parent = partition.parent
+    if (
+        cache is None
+        or parent is None
+        or cache[0] is not X
+        or cache[1].size != X.shape[0]
+        or parent.max() >= cache[2].shape[0]
+        or not np.array_equal(parent[partition.labels], cache[1])
+    ):
+        return centroid_gram_sums(kernel, X, partition)
+    prev_labels, prev_T = cache[1], cache[2]
+    prev_sizes = np.bincount(prev_labels, minlength=prev_T.shape[0])
+    remade = partition.sizes != prev_sizes[parent]
+    T = prev_T[np.ix_(parent, parent)]
+    rows = np.flatnonzero(remade[partition.labels])
+    fresh = centroid_gram_sums(kernel, X, partition, rows)
+    T[remade, :] = fresh[remade, :]
+    T[:, remade] = fresh[remade, :].T
     return T
 
 
@@ -215,34 +250,11 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         weight = partition.sizes.astype(np.float64)
         label = partition.sums(data.y) / weight
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        T = self._gram_sums(data, partition)
+        T = refreshed_gram_sums(self.kernel_for(data.m), data.X, partition, self._cache)
         self._cache = (data.X, partition.labels, T)
         return KernelSVMAggregate(
             gram_sum=T, label=label, weight=weight, partition=partition, X=data.X
         )
-
-    def _gram_sums(self, data: SVMData, partition: Partition) -> NDArray[np.float64]:
-        """T for this partition; after a split only the rows of the split clusters are new."""
-        kernel = self.kernel_for(data.m)
-        cache, parent = self._cache, partition.parent
-        if (
-            cache is None
-            or parent is None
-            or cache[0] is not data.X
-            or cache[1].size != data.n
-            or parent.max() >= cache[2].shape[0]
-            or not np.array_equal(parent[partition.labels], cache[1])
-        ):
-            return centroid_gram_sums(kernel, data.X, partition)
-        prev_labels, prev_T = cache[1], cache[2]
-        prev_sizes = np.bincount(prev_labels, minlength=prev_T.shape[0])
-        remade = partition.sizes != prev_sizes[parent]
-        T = prev_T[np.ix_(parent, parent)]
-        rows = np.flatnonzero(remade[partition.labels])
-        fresh = centroid_gram_sums(kernel, data.X, partition, rows)
-        T[remade, :] = fresh[remade, :]
-        T[:, remade] = fresh[remade, :].T
-        return T
 
     # ------------------------------------------------------------------ aggregated dual (21)
     def build(self, agg: KernelSVMAggregate) -> pyo.ConcreteModel:

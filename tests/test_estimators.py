@@ -18,6 +18,7 @@ from aidopt.estimators import (
     AIDLADRegressor,
     AIDPUClassifier,
     AIDQuantileRegressor,
+    SupportVectorClustering,
 )
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 
@@ -101,6 +102,8 @@ def _expected_failures(estimator) -> dict[str, str]:
         AIDPUClassifier(prior=0.05),  # a small prior: the checks' "unlabeled" rows are negative
         AIDPUClassifier(prior=0.05, kernel="rbf"),
         AIDS3VC(),
+        SupportVectorClustering(),
+        SupportVectorClustering(method="bsgd-pnn", random_state=0),
     ],
     expected_failed_checks=_expected_failures,
 )

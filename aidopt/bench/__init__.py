@@ -14,4 +14,5 @@ MODULES: dict[str, str] = {
     "pu": "aidopt.bench.pu",
     "s3vm": "aidopt.bench.s3vm",
     "cuts3vm": "aidopt.bench.cuts3vm",
+    "svc": "aidopt.bench.svc",
 }

@@ -1,0 +1,134 @@
+"""Phase 1 of support-vector clustering: the domain of novelty by one of six methods.
+
+* ``aid``: the LM-OCSVM (1) solved exactly by AID (:mod:`aidopt.models.ocsvm_kernel`), certified;
+* ``bsgd-r``, ``bsgd-pnn``, ``bsgd-prn``: Algorithm 2 with removal / projection onto the k nearest
+  / k random support vectors; ``sgd``: Algorithm 1 (no budget) (:mod:`aidopt.svc.bsgd`);
+* ``libsvm``: the SVC baseline, scikit-learn's ``OneClassSVM`` (libsvm's one-class ν-SVM =
+  SVDD for the RBF kernel) with ν = 1/(N·C): here C is SVDD's C, which must be ≥ 1/N.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.kernels import Kernel
+from aidopt.svc.bsgd import Maintenance
+from aidopt.svc.domain import Domain
+
+__all__ = ["METHODS", "DomainFit", "fit_domain"]
+
+METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm")
+_MAINTENANCE: dict[str, Maintenance] = {"bsgd-r": "removal", "bsgd-pnn": "pnn", "bsgd-prn": "prn"}
+
+
+@dataclass(frozen=True)
+class DomainFit:
+    """The domain, the training seconds, and what the method reports (status, certificate, J(w),
+    draws, ...)."""
+
+    domain: Domain
+    seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+    result: Any = None  # the AIDResult for method 'aid'
+
+
+def fit_domain(
+    X: NDArray[np.float64],
+    method: str,
+    *,
+    C: float,
+    gamma: float,
+    budget: int = 50,
+    k: int = 5,
+    theta: float = 0.01,
+    min_epochs: float = 0.0,
+    random_state: int | None = None,
+    solver: str | None = None,
+    tol: float = 1e-6,
+    time_limit: float | None = None,
+) -> DomainFit:
+    """The domain of novelty of X (RBF kernel exp(−γ‖a − b‖²)) by ``method`` (see the module)."""
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be one of {METHODS}; got {method!r}.")
+    if not (np.isfinite(gamma) and gamma > 0):
+        raise InvalidParameterError(f"gamma must be a positive number; got {gamma!r}.")
+    if not (np.isfinite(C) and C > 0):
+        raise InvalidParameterError(f"C must be a positive number; got {C!r}.")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise DataError(f"Clustering needs at least 2 rows of features; got shape {X.shape}.")
+    if not np.all(np.isfinite(X)):
+        raise DataError("X contains NaN or infinity; clean or impute it first.")
+    kernel = Kernel("rbf", float(gamma))
+    start = time.perf_counter()
+    if method == "aid":
+        return _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start)
+    if method == "libsvm":
+        return _fit_libsvm(X, C, gamma, start)
+    from aidopt.svc.bsgd import bsgd_lmoc
+
+    fit = bsgd_lmoc(
+        X,
+        C,
+        kernel,
+        budget=None if method == "sgd" else budget,
+        maintenance=_MAINTENANCE.get(method, "removal"),
+        k=k,
+        theta=theta,
+        min_epochs=min_epochs,
+        rng=random_state,
+    )
+    info = {
+        "steps": fit.steps,
+        "stopped_by": fit.stopped_by,
+        "maintenance_steps": fit.maintenance_steps,
+        "n_support": int(fit.support.size),
+    }
+    return DomainFit(fit.domain, time.perf_counter() - start, info)
+
+
+def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start) -> DomainFit:
+    from aidopt.data.containers import FeatureData
+    from aidopt.driver import AIDSolver
+    from aidopt.models.ocsvm_kernel import KernelOneClassModel
+
+    model = KernelOneClassModel(C=C, kernel="rbf", gamma=gamma)
+    seed = 0 if random_state is None else random_state
+    result = AIDSolver(
+        model, solver=solver, tol=tol, time_limit=time_limit, random_state=seed
+    ).solve(FeatureData.from_arrays(X))
+    cert = result.certificate
+    info = {
+        "status": str(result.status),
+        "objective": result.objective,
+        "lower_bound": None if cert is None else cert.lower_bound,
+        "gap": None if cert is None else cert.gap,
+        "iterations": len(result.history),
+        "n_support": int(result.solution.support_vectors.shape[0]),
+    }
+    return DomainFit(result.solution.domain, time.perf_counter() - start, info, result)
+
+
+def _fit_libsvm(X, C, gamma, start) -> DomainFit:
+    from sklearn.svm import OneClassSVM
+
+    n = X.shape[0]
+    if C * n < 1.0:
+        raise InvalidParameterError(
+            f"method 'libsvm' takes SVDD's C, which must be ≥ 1/N = {1.0 / n:g} (ν = 1/(N·C))."
+        )
+    fit = OneClassSVM(kernel="rbf", gamma=gamma, nu=1.0 / (n * C)).fit(X)
+    domain = Domain(
+        fit.support_vectors_.copy(),
+        fit.dual_coef_[0].copy(),
+        Kernel("rbf", float(gamma)),
+        offset=float(-fit.intercept_[0]),
+    )
+    info = {"nu": 1.0 / (n * C), "n_support": int(fit.support_.size)}
+    return DomainFit(domain, time.perf_counter() - start, info)

@@ -1,0 +1,448 @@
+"""Kernel large-margin one-class SVM (LM-OCSVM) under AID, through its aggregated dual.
+
+Pham, Le & Dang, "Scalable Support Vector Clustering Using Budget", eq. (1), with a Mercer kernel
+K (linear, RBF or polynomial; ``aidopt.kernels``) and feature map φ:
+
+    J* = min_w  J(w) = ½‖w‖² + (C/N) Σ_i max{0, 1 − ⟨w, φ(x_i)⟩}                            (1)
+
+Its dual (the digest §1.2; no equality row, because there is no bias):
+
+    max_α  Σ_i α_i − ½ Σ_{i,j} α_i α_j K(x_i, x_j)     s.t.  0 ≤ α_i ≤ C/N.
+
+Aggregated (digest §6): the feature-space centroids φ̄_k = mean_{i∈C_k} φ(x_i), never formed; only
+their Gram matrix K̄_kq = (1/(|C_k||C_q|)) Σ_{i∈C_k} Σ_{j∈C_q} K(x_i, x_j) (built block-wise by
+:func:`aidopt.models.svm_kernel.centroid_gram_sums`, never the N × N matrix):
+
+    F^t = max_a  Σ_k a_k − ½ aᵀ K̄ a     s.t.  0 ≤ a_k ≤ C|C_k|/N.
+
+By Jensen Σ_{i∈C_k} max{0, 1 − ⟨w, φ_i⟩} ≥ |C_k| max{0, 1 − ⟨w, φ̄_k⟩}, so F^t ≤ J*. The
+domain of w̄ = Σ_k a_k φ̄_k is f(x) = Σ_k (a_k/|C_k|) Σ_{j∈C_k} K(x_j, x) − 1 ≥ 0; the regime of
+entry i is [f(x_i) < 0] (margin violator). The certificate: α_i = a_k/|C_k| lies in the box as it
+is, and its dual value Σ_k a_k − ½ aᵀK̄a on ALL data is exact (αᵀKα = aᵀK̄a), so every cluster
+pure ⇒ J(w̄) = F^t: optimal.
+
+Costs. The model keeps the cluster kernel sums P_iq = Σ_{j∈C_q} K(x_i, x_j) of every entry
+(n × K, while n·K ≤ 2^26, i.e. 512 MiB): K̄ = SP/(|C_k||C_q|) with S the cluster indicator, and
+the scores on every entry are P (a/|C|) — O(nK) per iteration instead of O(n·n_SV·d) kernel
+evaluations. After a split only the columns of the changed clusters are computed, O(n·|R|·d) for
+the |R| entries of split clusters (the first iteration is O(n²d): the exact centroid Gram needs
+every pair once). Larger n·K: K̄ by blocks without P, and f by the kernel expansion.
+
+The base class :class:`KernelDomainModel` (kernel options, initial clusters, the kernel sums with
+split-only refresh, the factor of K̄, rounding bounds) is shared with SVDD (``models/svdd.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
+from aidopt.clustering import kmeans_lloyd, n_clusters_for_rate
+from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.data.containers import FeatureData
+from aidopt.exceptions import DataError
+from aidopt.kernels import Kernel, kernel_times
+from aidopt.models.svm_kernel import refreshed_gram_sums
+from aidopt.options import Option
+from aidopt.partition import Partition
+from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.solvers.base import SolveResult
+from aidopt.structures import BoxQP
+from aidopt.svc.domain import Domain
+
+__all__ = ["DomainAggregate", "DomainSolution", "KernelDomainModel", "KernelOneClassModel"]
+
+_EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
+_MIN_CLUSTERS = 8  # initial clusters at least (a kernel domain needs a few pieces to start)
+_SUMS_MAX_ENTRIES = 1 << 26  # the n × K kernel sums are kept up to this size (512 MiB)
+_BLOCK_ENTRIES = 1 << 21  # kernel entries per block (16 MiB)
+
+
+def cluster_kernel_sums(
+    kernel: Kernel,
+    X: NDArray[np.float64],
+    partition: Partition,
+    cache: tuple[NDArray, NDArray, NDArray] | None,
+) -> NDArray[np.float64]:
+    """P_iq = Σ_{j∈C_q} K(x_i, x_j) (n × K); with ``cache`` = (X, labels, P) of the parent
+    partition, only the columns of the clusters a split changed are computed (by symmetry, from
+    the kernel rows of their entries)."""
+    n, K = X.shape[0], partition.n_clusters
+    parent, labels = partition.parent, partition.labels
+    P = np.empty((n, K))
+    remade = np.ones(K, dtype=bool)
+    if (
+        cache is not None
+        and parent is not None
+        and cache[0] is X
+        and cache[1].size == n
+        and parent.max() < cache[2].shape[1]
+        and np.array_equal(parent[labels], cache[1])
+    ):
+        prev_sizes = np.bincount(cache[1], minlength=cache[2].shape[1])
+        remade = partition.sizes != prev_sizes[parent]
+        P[:, ~remade] = cache[2][:, parent[~remade]]
+    cols = np.flatnonzero(remade)
+    position = np.full(K, -1)
+    position[cols] = np.arange(cols.size)
+    rows = np.flatnonzero(remade[labels])
+    fresh = np.zeros((cols.size, n))
+    step = max(1, _BLOCK_ENTRIES // n)
+    for start in range(0, rows.size, step):
+        part = rows[start : start + step]
+        owner = sp.csr_matrix(
+            (np.ones(part.size), (position[labels[part]], np.arange(part.size))),
+            shape=(cols.size, part.size),
+        )
+        fresh += owner @ kernel(X[part], X)
+    P[:, cols] = fresh.T
+    return P
+
+
+@dataclass(frozen=True, eq=False)
+class DomainAggregate:
+    """Centroid Gram sums T_kq = Σ_{i∈C_k} Σ_{j∈C_q} K(x_i, x_j), |C_k|, mean K(x_i, x_i)."""
+
+    gram_sum: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    diag_mean: NDArray[np.float64]  # mean_{i∈C_k} K(x_i, x_i)
+    partition: Partition
+    X: NDArray[np.float64]
+    sums: NDArray[np.float64] | None = None  # P (n × K), when kept
+
+    @property
+    def gram(self) -> NDArray[np.float64]:
+        """K̄_kq = T_kq / (|C_k||C_q|)."""
+        return self.gram_sum / np.outer(self.weight, self.weight)
+
+
+@dataclass(frozen=True, eq=False)
+class DomainSolution:
+    """The cluster duals a_k, the domain f they define, ‖Σ_k a_k φ̄_k‖² = aᵀK̄a, and (SVDD) the
+    aggregated radius R̄² that the regimes are taken against."""
+
+    a: NDArray[np.float64]
+    cluster_labels: NDArray[np.int64]
+    domain: Domain
+    norm_sq: float
+    radius_sq: float | None = None
+    train_expansion: NDArray[np.float64] | None = None  # Σ_j c_j K(x_j, x_i) on the entries
+    train_X: NDArray[np.float64] | None = None  # the entries it was computed for
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        if self.train_expansion is not None and X is self.train_X:
+            domain = self.domain
+            value = self.train_expansion - domain.offset
+            if domain.diag_coef:
+                value = value + domain.diag_coef * domain.kernel.diag(X)
+            return value
+        return self.domain.decision_function(X)
+
+    @property
+    def support_vectors(self) -> NDArray[np.float64]:
+        return self.domain.support_vectors
+
+    def entry_duals(self) -> NDArray[np.float64]:
+        """α̂_i = a_k/|C_k| for every entry."""
+        sizes = np.bincount(self.cluster_labels, minlength=self.a.size)
+        return (self.a / np.maximum(sizes, 1))[self.cluster_labels]
+
+
+class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolution]):
+    """What the kernel one-class models share: the kernel, the initial clusters (k-means in input
+    space), the centroid Gram refreshed only for split clusters, the factor L Lᵀ = K̄."""
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+    gives_lower_bound: ClassVar[bool] = True
+    data_type: ClassVar[type] = FeatureData
+    structures: ClassVar[tuple[type, ...]] = (BoxQP,)
+    default_solver: ClassVar[str] = "boxqp"
+
+    _cache: tuple[NDArray, NDArray, NDArray] | None = None  # (X, labels, T) or (X, labels, P)
+
+    def kernel_for(self, m: int) -> Kernel:
+        """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
+        gamma = self.gamma if self.gamma is not None else 1.0 / m
+        return Kernel(self.kernel, float(gamma), self.degree, float(self.coef0))
+
+    def check_data(self, data: FeatureData) -> None:
+        if data.n < 2:
+            raise DataError(f"A domain of novelty needs at least 2 rows; got {data.n}.")
+        if sp.issparse(data.X):
+            raise DataError("The kernel one-class models need dense X (X.toarray()).")
+
+    def default_rate(self, data: FeatureData) -> float:
+        """r^0 = max{1.1m/N, 1e-4}, as for the SVM (at least 8 clusters, below)."""
+        return min(1.0, max(1.1 * data.m / data.n, 1e-4))
+
+    def initial_partition(
+        self, data: FeatureData, rate: float, rng: np.random.Generator
+    ) -> Partition:
+        """k-means (k-means++ seeds, one Lloyd step) in input space: for an RBF kernel, rows that
+        are close in input space are close in feature space, so clusters start near pure."""
+        k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, _MIN_CLUSTERS))
+        return Partition.from_labels(kmeans_lloyd(data.X, k, rng, standardize=False))
+
+    def aggregate(self, data: FeatureData, partition: Partition) -> DomainAggregate:
+        """T = S P with the kept kernel sums P (refreshed for split clusters only), or T by
+        blocks when n·K is too large to keep P."""
+        kernel = self.kernel_for(data.m)
+        cache = self._cache
+        keep = data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES
+        P = None
+        if keep:
+            P = cluster_kernel_sums(
+                kernel, data.X, partition, cache if cache and cache[2].shape[0] == data.n else None
+            )
+            T = np.asarray(partition.indicator() @ P)
+            self._cache = (data.X, partition.labels, P)
+        else:
+            square = cache if cache and cache[2].shape[0] == cache[2].shape[1] else None
+            T = refreshed_gram_sums(kernel, data.X, partition, square)
+            self._cache = (data.X, partition.labels, T)
+        T = 0.5 * (T + T.T)
+        weight = partition.sizes.astype(np.float64)
+        return DomainAggregate(
+            gram_sum=T,
+            weight=weight,
+            diag_mean=partition.sums(kernel.diag(data.X)) / weight,
+            partition=partition,
+            X=data.X,
+            sums=P,
+        )
+
+    def train_scores(self, agg: DomainAggregate, a: NDArray[np.float64]) -> dict[str, Any]:
+        """Σ_k (a_k/|C_k|) P_ik on every entry, when the kernel sums are kept."""
+        if agg.sums is None:
+            return {}
+        return {"train_expansion": agg.sums @ (a / agg.weight), "train_X": agg.X}
+
+    @staticmethod
+    def factor(agg: DomainAggregate) -> NDArray[np.float64]:
+        """L with L Lᵀ = K̄ (eigenvalues below 1e-12·λ_max dropped)."""
+        Kbar = agg.gram
+        lam, V = np.linalg.eigh(0.5 * (Kbar + Kbar.T))
+        keep = lam > _EIG_RTOL * max(lam[-1], 0.0)
+        return V[:, keep] * np.sqrt(lam[keep])
+
+    def expansion(
+        self, agg: DomainAggregate, a: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The entries of the clusters with a_k > 0 and their coefficients a_k/|C_k|."""
+        labels = agg.partition.labels
+        support = (a > 0)[labels]
+        return agg.X[support], (a / agg.weight)[labels[support]]
+
+    @staticmethod
+    def warm_start(agg: DomainAggregate, previous: Previous | None) -> NDArray | None:
+        """The previous a_k split over the children in proportion to their sizes (the boxes
+        scale with |C_k|, so this stays feasible)."""
+        parent = agg.partition.parent
+        if previous is None or parent is None:
+            return None
+        old = previous.solution.a
+        if parent.max() >= old.size:
+            return None
+        old_sizes = np.bincount(parent, weights=agg.weight, minlength=old.size)
+        return old[parent] * agg.weight / old_sizes[parent]
+
+    def kernel_max(self, data: FeatureData) -> float:
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
+        kernel = self.kernel_for(data.m)
+        if kernel.kind == "rbf":
+            return 1.0
+        r2 = max_row_norm(data.X) ** 2
+        if kernel.kind == "linear":
+            return r2
+        top = max(abs(kernel.gamma * r2 + kernel.coef0), abs(kernel.coef0))
+        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+
+    @staticmethod
+    def quad_error(domain: Domain, n: int, kmax: float) -> float:
+        """Rounding bound of a quadratic form Σ c_i c_j K_ij over up to n² terms."""
+        mass = float(np.abs(domain.coef).sum())
+        return (n + 4) * EPS * mass**2 * kmax
+
+    def expansion_error(self, domain: Domain, kmax: float, m: int, n: int) -> float:
+        """Rounding bound of one value Σ_j c_j K(s_j, x) (kernel entries and the sums, in
+        either order: by support vector, or by cluster sums of at most n terms)."""
+        terms = domain.support_vectors.shape[0] + n
+        return (terms + m + 3) * EPS * (float(np.abs(domain.coef).sum()) * kmax + 1.0)
+
+    def solution_from_dict(
+        self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> DomainSolution:
+        """The domain of the certificate's dual point α̂ (the support entries' coefficients)."""
+        if dual is None:
+            raise DataError("A kernel one-class solution is its dual expansion: the certificate's")
+        alpha = dual.expand(data.n, None)
+        support = np.flatnonzero(alpha)
+        sv, coef = data.X[support], alpha[support]
+        kernel = self.kernel_for(data.m)
+        norm_sq = float(coef @ kernel_times(kernel, sv, sv, coef))
+        radius_sq = payload.get("radius_sq")
+        labels = np.arange(data.n)
+        return self.solution_of(sv, coef, kernel, norm_sq, alpha, labels, radius_sq)
+
+    def solution_of(
+        self, sv, coef, kernel, norm_sq, a, labels, radius_sq, **scores
+    ) -> DomainSolution:
+        """The model's solution for an expansion (each model says what its f is)."""
+        raise NotImplementedError
+
+
+class KernelOneClassModel(KernelDomainModel):
+    """LM-OCSVM (1) with a kernel, solved through its aggregated dual. Not registered on its own:
+    ``aidopt solve ocsvm --kernel rbf|poly`` reaches it, and results name it ``ocsvm``."""
+
+    name: ClassVar[str] = "ocsvm"
+    citation: ClassVar[str] = (
+        "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1); dual: digest §6"
+    )
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("C", 1.0, "penalty C of (1)", low=0.0),
+        Option(
+            "kernel",
+            "rbf",
+            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
+            kind=str,
+            choices=("linear", "rbf", "poly"),
+        ),
+        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
+        Option("degree", 3, "degree of poly", kind=int, low=1),
+        Option("coef0", 1.0, "offset of poly"),
+    )
+
+    def _upper(self, agg: DomainAggregate) -> NDArray[np.float64]:
+        return self.C * agg.weight / agg.partition.n  # C|C_k|/N
+
+    # ------------------------------------------------------------------ the aggregated dual
+    def build(self, agg: DomainAggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
+        Kbar, upper = agg.gram, self._upper(agg)
+        model = pyo.ConcreteModel(name="LM-OCSVM aggregated dual")
+        model.K = pyo.RangeSet(0, len(upper) - 1)  # clusters k
+        model.a = pyo.Var(model.K, bounds=lambda m, k: (0.0, upper[k]))  # 0 ≤ a_k ≤ C|C_k|/N
+
+        @model.Objective(sense=pyo.maximize)  # Σ a_k − ½ Σ K̄_kq a_k a_q
+        def dual_objective(m):
+            quad = sum(Kbar[k, q] * m.a[k] * m.a[q] for k in m.K for q in m.K)
+            return sum(m.a[k] for k in m.K) - 0.5 * quad
+
+        return model
+
+    def extract(self, model: pyo.ConcreteModel, agg: DomainAggregate) -> DomainSolution:
+        a = np.array([model.a[k].value for k in model.K], dtype=np.float64)
+        return self._solution(agg, a)
+
+    def matrix_program(
+        self, agg: DomainAggregate, previous: Previous | None = None
+    ) -> MatrixProgram:
+        """min ½‖v‖² − Σ_k u_k β_k s.t. v − Lᵀ(u∘β) = 0, 0 ≤ β ≤ 1 (a = u∘β, u = C|C_k|/N,
+        L Lᵀ = K̄): the dual in factored, scaled form; columns (v, β)."""
+        L, u = self.factor(agg), self._upper(agg)
+        K, r = L.shape
+        return MatrixProgram(
+            c=np.r_[np.zeros(r), -u],
+            A=sp.hstack([sp.eye(r), sp.csr_matrix(-(L * u[:, None]).T)]).tocsc(),
+            row_lower=np.zeros(r),
+            row_upper=np.zeros(r),
+            col_lower=np.r_[np.full(r, -np.inf), np.zeros(K)],
+            col_upper=np.r_[np.full(r, np.inf), np.ones(K)],
+            Q=sp.diags(np.r_[np.ones(r), np.zeros(K)], format="csc"),
+        )
+
+    def solution_from_program(self, result: SolveResult, agg: DomainAggregate) -> DomainSolution:
+        u = self._upper(agg)
+        return self._solution(agg, result.x[-u.size :] * u)
+
+    def program_bound(self, result: SolveResult, agg: DomainAggregate) -> float | None:
+        """The dual value at the clipped a: a lower bound on F^t."""
+        a = np.clip(result.x[-agg.weight.size :] * self._upper(agg), 0.0, self._upper(agg))
+        return float(a.sum() - 0.5 * a @ agg.gram @ a)
+
+    def to_structure(self, kind: type, agg: DomainAggregate, previous: Previous | None) -> BoxQP:
+        """The dual as min ½aᵀK̄a − Σa on the box [0, C|C_k|/N]."""
+        u = self._upper(agg)
+        start = self.warm_start(agg, previous)
+        return BoxQP(agg.gram, np.ones(u.size), np.zeros(u.size), u, start=start)
+
+    def from_structure(self, kind: type, answer: Any, agg: DomainAggregate) -> DomainSolution:
+        return self._solution(agg, answer.a)
+
+    def _solution(self, agg: DomainAggregate, a: NDArray[np.float64]) -> DomainSolution:
+        a = np.clip(a, 0.0, self._upper(agg))  # the box holds exactly (no equality to repair)
+        sv, coef = self.expansion(agg, a)
+        kernel = self.kernel_for(agg.X.shape[1])
+        norm_sq = float(a @ agg.gram @ a)
+        labels, scores = agg.partition.labels, self.train_scores(agg, a)
+        return self.solution_of(sv, coef, kernel, norm_sq, a, labels, None, **scores)
+
+    def solution_of(
+        self, sv, coef, kernel, norm_sq, a, labels, radius_sq, **scores
+    ) -> DomainSolution:
+        domain = Domain(sv, coef, kernel, offset=1.0)
+        return DomainSolution(a, labels, domain, norm_sq, **scores)
+
+    # ------------------------------------------------------------------ evaluation, certificate
+    def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
+        """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
+        f = solution.decision_function(data.X)
+        hinge, hinge_error = accurate_sum(np.maximum(-f, 0.0))
+        kmax = self.kernel_max(data)
+        scale = self.C / data.n
+        one = self.expansion_error(solution.domain, kmax, data.m, data.n)
+        error = scale * (hinge_error + data.n * one)
+        error += 0.5 * self.quad_error(solution.domain, data.n, kmax)
+        regime = (f < 0).astype(np.int64)
+        return Evaluation(0.5 * solution.norm_sq + scale * hinge, regime, None, error)
+
+    def lower_bound(
+        self,
+        data: FeatureData,
+        solution: DomainSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality for (1): J* ≥ Σ_i α_i − ½ αᵀKα at α ∈ [0, C/N]^N; α̂_i = a_k/|C_k|
+        spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄)."""
+        top = self.C / data.n
+        if dual is None:
+            alpha = np.minimum(solution.entry_duals(), top)
+            source = "dual of (1) at the aggregated dual spread over the entries, on all data"
+        else:
+            alpha = dual.expand(data.n, None)
+            source = "dual of (1) at the given dual point"
+        if alpha.size and (alpha.min() < 0.0 or alpha.max() > top):
+            raise ValueError(f"the dual point leaves its box [0, {top:g}]")
+        total, total_error = accurate_sum(alpha)
+        kmax = self.kernel_max(data)
+        value = total - 0.5 * solution.norm_sq
+        allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax)
+        support = np.flatnonzero(alpha)
+        point = DualPoint(None, support.astype(np.int64), alpha[support])
+        return Bound(value - allowance, source, point, value, allowance)
+
+    def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
+        kernel = solution.domain.kernel
+        f = solution.decision_function(data.X)
+        return {
+            "kernel": {
+                "kind": kernel.kind,
+                "gamma": kernel.gamma,
+                "degree": kernel.degree,
+                "coef0": kernel.coef0,
+            },
+            "n_support_entries": int(solution.support_vectors.shape[0]),
+            "share_inside": float(np.mean(f >= 0.0)),
+        }

@@ -1,0 +1,274 @@
+"""Support vector data description (SVDD; Ben-Hur, Horn, Siegelmann & Vapnik 2001, the SVC
+baseline of Pham, Le & Dang) under AID, exact through the within-cluster scatter.
+
+Original problem, with feature map φ of a Mercer kernel K and C ≥ 1/N:
+
+    E* = min_{R², a}  R² + C Σ_i max{0, ‖φ(x_i) − a‖² − R²}                                 (P)
+
+dual (Wolfe):  max_β Σ_i β_i K(x_i, x_i) − βᵀKβ   s.t.  Σ_i β_i = 1,  0 ≤ β_i ≤ C.
+
+Aggregation (the digest §6): Σ_{i∈C_k} ‖φ_i − a‖² = |C_k| (‖φ̄_k − a‖² + s_k) with the scatter
+s_k = mean_{i∈C_k} K(x_i, x_i) − K̄_kk, so Σ_{i∈C_k} max{0, ‖φ_i − a‖² − R²} ≥
+|C_k| max{0, ‖φ̄_k − a‖² + s_k − R²} (Jensen) and the aggregated problem
+
+    F^t = min_{R², a}  R² + C Σ_k |C_k| max{0, ‖φ̄_k − a‖² + s_k − R²}
+        = max_b  Σ_k b_k d̄_k − bᵀK̄b   s.t.  Σ_k b_k = 1,  0 ≤ b_k ≤ C|C_k|      (d̄_k = mean K_ii)
+
+is a lower bound on E*. Regime of entry i: [‖φ(x_i) − ā‖² > R̄²] (outside the aggregated
+sphere, ā = Σ_k b_k φ̄_k, R̄² the aggregated problem's optimal radius for ā). Every cluster pure ⇒
+the aggregated objective at (ā, R̄²) equals (P)'s, so the spread β_i = b_k/|C_k| (feasible for the
+dual as it is) certifies it. Without s_k the bound stays valid but a cluster outside the sphere
+could never be certified.
+
+Domain of novelty: f(x) = ½(R² − ‖φ(x) − a‖²) = Σ_j β_j K(x_j, x) − ½K(x, x) − ½(‖a‖² − R²) ≥ 0,
+with R² = R̄², the aggregated radius (at the certified optimum, an optimal radius of (P)).
+
+libsvm's one-class ν-SVM solves min ½αᵀKα s.t. Σα = νN, 0 ≤ α ≤ 1; for the RBF kernel
+(K_ii = 1) that is this dual with β = α/(νN), i.e. ν = 1/(N·C).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+from aidopt.certificate import Bound, DualPoint, accurate_sum
+from aidopt.contract import Evaluation, Previous
+from aidopt.data.containers import FeatureData
+from aidopt.data.generate import Generator
+from aidopt.exceptions import DataError
+from aidopt.models.ocsvm import blobs
+from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
+from aidopt.options import Option
+from aidopt.program import MatrixProgram
+from aidopt.solvers.base import SolveResult
+from aidopt.structures import BoxQP
+from aidopt.svc.domain import Domain
+
+__all__ = ["SVDDModel", "best_radius"]
+
+
+def best_radius(dist_sq: NDArray[np.float64], cost: NDArray[np.float64]) -> float:
+    """argmin_{R²} R² + Σ_i cost_i max{0, dist_sq_i − R²}: the largest distance at which the
+    cost of the points beyond it stops exceeding 1 (a weighted quantile, O(n log n))."""
+    order = np.argsort(-dist_sq, kind="stable")
+    beyond = np.cumsum(cost[order])  # cost of the points at or beyond each sorted distance
+    k = int(np.searchsorted(beyond, 1.0, side="left"))  # first index where the mass reaches 1
+    return float(dist_sq[order[min(k, dist_sq.size - 1)]])
+
+
+class SVDDModel(KernelDomainModel):
+    """SVDD (P) with a kernel (RBF by default), through the aggregated dual with the scatter."""
+
+    name: ClassVar[str] = "svdd"
+    citation: ClassVar[str] = (
+        "Ben-Hur, Horn, Siegelmann & Vapnik (2001), Support Vector Clustering; scatter: digest §6"
+    )
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("C", 1.0, "penalty C of (P), at least 1/N (libsvm one-class: ν = 1/(N·C))", low=0.0),
+        Option(
+            "kernel",
+            "rbf",
+            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
+            kind=str,
+            choices=("linear", "rbf", "poly"),
+        ),
+        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
+        Option("degree", 3, "degree of poly", kind=int, low=1),
+        Option("coef0", 1.0, "offset of poly"),
+    )
+    generator: ClassVar[Any] = Generator(
+        make=blobs,
+        options=(
+            Option("n", kind=int, low=1, help="rows"),
+            Option("m", kind=int, low=1, help="features"),
+        ),
+        help="two Gaussian blobs",
+    )
+
+    def check_data(self, data: FeatureData) -> None:
+        super().check_data(data)
+        if self.C * data.n < 1.0:
+            raise DataError(
+                f"SVDD is infeasible for C = {self.C:g} < 1/N = {1.0 / data.n:g}: the dual needs "
+                "Σβ = 1 with β_i ≤ C. Use C ≥ 1/N (libsvm's ν = 1/(N·C) ≤ 1)."
+            )
+
+    def _upper(self, agg: DomainAggregate) -> NDArray[np.float64]:
+        return self.C * agg.weight  # C|C_k|
+
+    # ------------------------------------------------------------------ the aggregated dual
+    def build(self, agg: DomainAggregate) -> pyo.ConcreteModel:
+        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+
+        Kbar, dbar, upper = agg.gram, agg.diag_mean, self._upper(agg)
+        model = pyo.ConcreteModel(name="SVDD aggregated dual")
+        model.K = pyo.RangeSet(0, len(upper) - 1)  # clusters k
+        model.b = pyo.Var(model.K, bounds=lambda m, k: (0.0, upper[k]))  # 0 ≤ b_k ≤ C|C_k|
+
+        @model.Objective(sense=pyo.maximize)  # Σ b_k d̄_k − Σ K̄_kq b_k b_q
+        def dual_objective(m):
+            quad = sum(Kbar[k, q] * m.b[k] * m.b[q] for k in m.K for q in m.K)
+            return sum(dbar[k] * m.b[k] for k in m.K) - quad
+
+        @model.Constraint()  # Σ_k b_k = 1
+        def simplex(m):
+            return sum(m.b[k] for k in m.K) == 1
+
+        return model
+
+    def extract(self, model: pyo.ConcreteModel, agg: DomainAggregate) -> DomainSolution:
+        b = np.array([model.b[k].value for k in model.K], dtype=np.float64)
+        return self._solution(agg, b)
+
+    def matrix_program(
+        self, agg: DomainAggregate, previous: Previous | None = None
+    ) -> MatrixProgram:
+        """min vᵀv − d̄ᵀb s.t. v − Lᵀb = 0, Σb = 1, 0 ≤ b ≤ C|C_k| (L Lᵀ = K̄); columns (v, b)."""
+        L, u = self.factor(agg), self._upper(agg)
+        K, r = L.shape
+        return MatrixProgram(
+            c=np.r_[np.zeros(r), -agg.diag_mean],
+            A=sp.vstack(
+                [
+                    sp.hstack([sp.eye(r), sp.csr_matrix(-L.T)]),
+                    sp.hstack([sp.csr_matrix((1, r)), sp.csr_matrix(np.ones((1, K)))]),
+                ]
+            ).tocsc(),
+            row_lower=np.r_[np.zeros(r), 1.0],
+            row_upper=np.r_[np.zeros(r), 1.0],
+            col_lower=np.r_[np.full(r, -np.inf), np.zeros(K)],
+            col_upper=np.r_[np.full(r, np.inf), u],
+            Q=sp.diags(np.r_[np.full(r, 2.0), np.zeros(K)], format="csc"),
+        )
+
+    def solution_from_program(self, result: SolveResult, agg: DomainAggregate) -> DomainSolution:
+        return self._solution(agg, result.x[-agg.weight.size :])
+
+    def program_bound(self, result: SolveResult, agg: DomainAggregate) -> float | None:
+        return None  # the certificate is the dual at the repaired b (lower_bound)
+
+    def to_structure(self, kind: type, agg: DomainAggregate, previous: Previous | None) -> BoxQP:
+        """max d̄ᵀb − bᵀK̄b on the box [0, C|C_k|] with Σb = 1."""
+        u = self._upper(agg)
+        start = self.warm_start(agg, previous)
+        return BoxQP(2.0 * agg.gram, agg.diag_mean, np.zeros(u.size), u, 1.0, start)
+
+    def from_structure(self, kind: type, answer: Any, agg: DomainAggregate) -> DomainSolution:
+        return self._solution(agg, answer.a)
+
+    def _solution(self, agg: DomainAggregate, b: NDArray[np.float64]) -> DomainSolution:
+        """The exactly feasible b next to the solver's (clipped, rescaled to Σb = 1 inside the
+        box), the centre ā = Σ b_k φ̄_k, and the aggregated optimal radius R̄² for ā."""
+        u = self._upper(agg)
+        b = np.clip(b, 0.0, u)
+        b = _onto_simplex_box(b, u)
+        Kb = agg.gram @ b
+        norm_sq = float(b @ Kb)
+        cluster_dist = agg.diag_mean - 2.0 * Kb + norm_sq  # ‖φ̄_k − ā‖² + s_k
+        radius_sq = best_radius(cluster_dist, self.C * agg.weight)
+        sv, coef = self.expansion(agg, b)
+        kernel = self.kernel_for(agg.X.shape[1])
+        labels, scores = agg.partition.labels, self.train_scores(agg, b)
+        return self.solution_of(sv, coef, kernel, norm_sq, b, labels, radius_sq, **scores)
+
+    def solution_of(
+        self, sv, coef, kernel, norm_sq, a, labels, radius_sq, **scores
+    ) -> DomainSolution:
+        r2 = 0.0 if radius_sq is None else radius_sq
+        domain = Domain(sv, coef, kernel, offset=0.5 * (norm_sq - r2), diag_coef=-0.5)
+        return DomainSolution(a, labels, domain, norm_sq, radius_sq, **scores)
+
+    # ------------------------------------------------------------------ evaluation, certificate
+    def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
+        """E(ā) = min_{R²} R² + C Σ_i max{0, ‖φ(x_i) − ā‖² − R²} on all data (the best radius for
+        the centre); regime [‖φ(x_i) − ā‖² > R̄²] against the aggregated radius."""
+        domain = solution.domain
+        dist_sq = self._dist_sq(data, solution)
+        r2 = best_radius(dist_sq, np.full(data.n, self.C))
+        hinge, hinge_error = accurate_sum(np.maximum(dist_sq - r2, 0.0))
+        kmax = self.kernel_max(data)
+        one = self.expansion_error(domain, kmax, data.m, data.n)
+        error = self.C * (hinge_error + data.n * 3 * one)
+        error += self.C * data.n * self.quad_error(domain, data.n, kmax)
+        regime = (dist_sq > solution.radius_sq).astype(np.int64)
+        return Evaluation(r2 + self.C * hinge, regime, None, error)
+
+    def _dist_sq(self, data: FeatureData, solution: DomainSolution) -> NDArray[np.float64]:
+        """‖φ(x_i) − ā‖² = K_ii − 2 Σ_j β_j K(x_j, x_i) + ‖ā‖² (= −2 f(x_i) + R̄²)."""
+        return solution.radius_sq - 2.0 * solution.decision_function(data.X)
+
+    def lower_bound(
+        self,
+        data: FeatureData,
+        solution: DomainSolution,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        """Weak duality for (P) at β with 0 ≤ β ≤ C: E* ≥ Σβ_i K_ii − βᵀKβ + R²(1 − Σβ) for the
+        optimal R² ∈ [0, 4·max K_ii]; β_i = b_k/|C_k| gives Σβ_i K_ii = Σ b_k d̄_k and
+        βᵀKβ = bᵀK̄b exactly, and |1 − Σβ| is rounding only."""
+        kernel = self.kernel_for(data.m)
+        if dual is None:
+            beta = np.minimum(solution.entry_duals(), self.C)
+            source = "SVDD dual at the aggregated dual spread over the entries, on all data"
+        else:
+            beta = dual.expand(data.n, None)
+            source = "SVDD dual at the given dual point"
+        if beta.size and (beta.min() < 0.0 or beta.max() > self.C):
+            raise ValueError(f"the dual point leaves its box [0, {self.C:g}]")
+        linear, linear_error = accurate_sum(beta * kernel.diag(data.X))
+        total, total_error = accurate_sum(beta)
+        kmax = self.kernel_max(data)
+        value = linear - solution.norm_sq
+        allowance = linear_error + self.quad_error(solution.domain, data.n, kmax)
+        allowance += 4.0 * kmax * (abs(1.0 - total) + total_error)
+        support = np.flatnonzero(beta)
+        point = DualPoint(None, support.astype(np.int64), beta[support])
+        return Bound(value - allowance, source, point, value, allowance)
+
+    def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
+        kernel = solution.domain.kernel
+        dist_sq = self._dist_sq(data, solution)
+        r2 = best_radius(dist_sq, np.full(data.n, self.C))
+        return {
+            "kernel": {
+                "kind": kernel.kind,
+                "gamma": kernel.gamma,
+                "degree": kernel.degree,
+                "coef0": kernel.coef0,
+            },
+            "radius_sq": r2,
+            "n_support_entries": int(solution.support_vectors.shape[0]),
+            "share_inside": float(np.mean(dist_sq <= r2)),
+        }
+
+
+def _onto_simplex_box(b: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:
+    """b moved onto Σb = 1 within 0 ≤ b ≤ upper: scaled down when the sum is above 1, else the
+    deficit spread over the positive entries below their bound (all entries below their bound
+    when none is), in proportion to their room. b is a solver's near-feasible answer, so the
+    change is of the order of its rounding, and zeros stay zeros."""
+    total = b.sum()
+    if total > 1.0:
+        return b / total
+    for _ in range(b.size + 1):
+        deficit = 1.0 - b.sum()
+        room = b < upper
+        if deficit <= 0 or not room.any():
+            break
+        if (room & (b > 0)).any():
+            room &= b > 0
+        share = np.where(room, upper - b, 0.0)
+        b = b + min(1.0, deficit / share.sum()) * share
+    return b
+
+
+MODEL = SVDDModel

@@ -1,0 +1,406 @@
+"""Support-vector clustering (seed 001): the one-class models under AID against independent
+full solves, BSGD-LMOC against its eager definition, the labelling, the metrics, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.spatial.distance import pdist
+from sklearn.datasets import make_blobs, make_moons
+from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, rand_score
+from sklearn.svm import OneClassSVM
+
+from aidopt.data.containers import FeatureData
+from aidopt.driver import solve
+from aidopt.exceptions import AidoptError, DataError, InvalidParameterError
+from aidopt.kernels import Kernel
+from aidopt.models.ocsvm_kernel import KernelOneClassModel
+from aidopt.models.svdd import SVDDModel, best_radius
+from aidopt.solvers.box_qp import box_qp
+from aidopt.svc.bsgd import bsgd_lmoc, lmoc_objective, projection_coefficients
+from aidopt.svc.estimator import SupportVectorClustering
+from aidopt.svc.fit import fit_domain
+from aidopt.svc.labelling import complete_graph_labels, equilibria, label_by_equilibria
+from aidopt.svc.metrics import compactness, purity, purity_class_normalised
+
+cp = pytest.importorskip("cvxpy")
+
+
+def _moons(n=300, seed=0):
+    X, y = make_moons(n, noise=0.05, random_state=seed)
+    return X, y
+
+
+def _full_ocsvm_dual(X, C, kernel):
+    """max Σα − ½αᵀKα, 0 ≤ α ≤ C/N, by Clarabel on the full Gram matrix (the reference)."""
+    K = kernel(X, X)
+    lam, V = np.linalg.eigh(K)
+    L = V * np.sqrt(np.maximum(lam, 0.0))
+    a = cp.Variable(X.shape[0])
+    problem = cp.Problem(
+        cp.Maximize(cp.sum(a) - 0.5 * cp.sum_squares(L.T @ a)), [a >= 0, a <= C / X.shape[0]]
+    )
+    problem.solve(solver="CLARABEL", tol_gap_rel=1e-12, tol_gap_abs=1e-14, tol_feas=1e-12)
+    return problem.value
+
+
+@pytest.mark.parametrize("kernel", [Kernel("rbf", 2.0), Kernel("linear")])
+@pytest.mark.parametrize("C", [0.5, 8.0])
+def test_aid_one_class_optimum_equals_full_dual(kernel, C):
+    X, _ = _moons(300)
+    if kernel.kind == "linear":
+        X = X + 2.0  # a half-space domain away from the origin
+    model = KernelOneClassModel(C=C, kernel=kernel.kind, gamma=kernel.gamma)
+    result = solve(model, FeatureData.from_arrays(X), tol=1e-10)
+    assert result.status.value == "optimal"
+    assert result.objective == pytest.approx(_full_ocsvm_dual(X, C, kernel), rel=1e-6)
+    assert result.certificate.lower_bound <= result.objective
+
+
+def test_ocsvm_command_line_reaches_the_kernel_model(tmp_path):
+    X, _ = _moons(200)
+    path = tmp_path / "moons.csv"
+    np.savetxt(path, X, delimiter=",", header="x1,x2", comments="")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "aidopt.cli",
+            "solve",
+            "ocsvm",
+            "--data",
+            str(path),
+            "--kernel",
+            "rbf",
+            "--gamma",
+            "2",
+            "--C",
+            "4",
+            "--tol",
+            "1e-9",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    payload = json.loads(out.stdout)
+    assert payload["status"] == "optimal"
+    assert payload["objective"] == pytest.approx(
+        _full_ocsvm_dual(X, 4.0, Kernel("rbf", 2.0)), rel=1e-6
+    )
+
+
+@pytest.mark.parametrize("C", [0.01, 0.05])
+def test_svdd_equals_libsvm_one_class_with_nu_one_over_nc(C):
+    """libsvm's one-class ν-SVM, min ½αᵀKα s.t. Σα = νN, 0 ≤ α ≤ 1, is the SVDD dual with
+    β = α/(νN) for the RBF kernel (K_ii = 1), ν = 1/(N·C)."""
+    X, _ = _moons(400)
+    n, kernel = X.shape[0], Kernel("rbf", 2.0)
+    result = solve(SVDDModel(C=C, gamma=2.0), FeatureData.from_arrays(X), tol=1e-10)
+    assert result.status.value == "optimal"
+    nu = 1.0 / (n * C)
+    ref = OneClassSVM(kernel="rbf", gamma=2.0, nu=nu, tol=1e-12).fit(X)
+    beta = ref.dual_coef_[0] / (nu * n)
+    sv = X[ref.support_]
+    libsvm_dual = beta.sum() - beta @ kernel(sv, sv) @ beta
+    assert result.objective == pytest.approx(libsvm_dual, rel=1e-7)
+    # the same domain: f of SVDD and libsvm's decision function agree in sign off the boundary
+    f_ours = result.solution.decision_function(X)
+    f_libsvm = ref.decision_function(X)
+    clear = np.abs(f_libsvm) > 1e-6
+    assert np.mean(np.sign(f_ours[clear]) == np.sign(f_libsvm[clear])) == 1.0
+
+
+def test_svdd_rejects_an_infeasible_c():
+    X, _ = _moons(100)
+    with pytest.raises(DataError, match="infeasible"):
+        solve(SVDDModel(C=0.001), FeatureData.from_arrays(X))
+
+
+def test_best_radius_is_the_minimiser():
+    rng = np.random.default_rng(0)
+    d, cost = rng.random(50), np.full(50, 0.07)
+    r2 = best_radius(d, cost)
+    grid = np.r_[d, np.linspace(0, 1, 2001)]
+    values = grid + (cost[None, :] * np.maximum(d[None, :] - grid[:, None], 0)).sum(axis=1)
+    assert r2 + cost @ np.maximum(d - r2, 0) <= values.min() + 1e-12
+
+
+@pytest.mark.parametrize(
+    "model", [KernelOneClassModel(C=16.0, gamma=4.0), SVDDModel(C=0.02, gamma=4.0)]
+)
+def test_lower_bounds_never_decrease(model):
+    X, _ = _moons(500, seed=3)
+    result = solve(model, FeatureData.from_arrays(X), tol=1e-10)
+    bounds = result.history["iteration_bound"].to_numpy()
+    assert len(bounds) >= 3
+    assert np.all(np.diff(bounds) >= -1e-10 * np.abs(bounds[1:]))
+
+
+@pytest.mark.parametrize("total", [None, 1.0])
+def test_box_qp_matches_clarabel(total):
+    rng = np.random.default_rng(5)
+    Z = rng.standard_normal((120, 3))
+    Q = Kernel("rbf", 1.0)(Z, Z)
+    upper = rng.uniform(0.005, 0.05, 120)
+    fit = box_qp(Q, np.ones(120), np.zeros(120), upper, total)
+    assert fit.converged
+    a = cp.Variable(120)
+    L = np.linalg.cholesky(Q + 1e-12 * np.eye(120))
+    cons = [a >= 0, a <= upper] + ([cp.sum(a) == total] if total is not None else [])
+    ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ a) - cp.sum(a)), cons)
+    ref.solve(solver="CLARABEL", tol_gap_rel=1e-12, tol_gap_abs=1e-14)
+    ours = 0.5 * fit.a @ Q @ fit.a - fit.a.sum()
+    assert ours <= ref.value + 1e-9 * abs(ref.value)
+    assert np.all(fit.a >= 0) and np.all(fit.a <= upper)
+    if total is not None:
+        assert fit.a.sum() == pytest.approx(total, abs=1e-12)
+
+
+# ---------------------------------------------------------------------- BSGD
+def _eager_bsgd(X, C, gamma, budget, maintenance, k, steps, draws):
+    """Algorithm 2 written out: α over support indices, every α scaled by (t−1)/t each step."""
+    kernel = Kernel("rbf", gamma)
+    alpha: dict[int, float] = {}
+    for t in range(1, steps + 1):
+        i = int(draws[t - 1])
+        idx = list(alpha)
+        score = sum(alpha[j] * kernel(X[j : j + 1], X[i : i + 1])[0, 0] for j in idx)
+        for j in idx:
+            alpha[j] *= (t - 1) / t
+        if score < 1.0:
+            if i in alpha:
+                alpha[i] += C / t
+            else:
+                alpha[i] = C / t
+                if len(alpha) > budget:
+                    keys = list(alpha)
+                    size = np.array([abs(alpha[j]) for j in keys])
+                    # ties (equal violation counts) to the oldest, up to the eager rounding
+                    p = keys[int(np.flatnonzero(size <= size.min() * (1 + 1e-9))[0])]
+                    if maintenance == "pnn":
+                        others = [j for j in keys if j != p]
+                        dist = [float(((X[j] - X[p]) ** 2).sum()) for j in others]
+                        J = [others[q] for q in np.argsort(dist, kind="stable")[:k]]
+                        Kjj = kernel(X[J], X[J]) + 1e-10 * np.eye(len(J))
+                        d = np.linalg.solve(Kjj, kernel(X[J], X[p : p + 1])[:, 0])
+                        for j, dj in zip(J, d, strict=True):
+                            alpha[j] += alpha[p] * dj
+                    del alpha[p]
+    return alpha
+
+
+@pytest.mark.parametrize("maintenance", ["removal", "pnn"])
+def test_bsgd_lazy_step_equals_the_eager_update(maintenance):
+    X, _ = _moons(60)
+    C, gamma, budget, steps = 4.0, 2.0, 8, 150
+    fit = bsgd_lmoc(
+        X,
+        C,
+        Kernel("rbf", gamma),
+        budget=budget,
+        maintenance=maintenance,
+        k=3,
+        max_steps=steps,
+        theta=1e-12,
+        rng=7,
+    )
+    draws = np.random.default_rng(7).integers(X.shape[0], size=4096)
+    eager = _eager_bsgd(X, C, gamma, budget, maintenance, 3, steps, draws)
+    assert fit.steps == steps
+    ours = dict(zip(fit.support.tolist(), fit.domain.coef.tolist(), strict=True))
+    assert set(ours) == set(eager)
+    for j, value in eager.items():
+        assert ours[j] == pytest.approx(value, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("maintenance", ["removal", "pnn", "prn"])
+def test_budget_is_never_exceeded(maintenance):
+    X, _ = _moons(400)
+    for steps in (5, 50, 200, 1000):
+        fit = bsgd_lmoc(
+            X,
+            8.0,
+            Kernel("rbf", 2.0),
+            budget=10,
+            maintenance=maintenance,
+            k=4,
+            max_steps=steps,
+            theta=1e-12,
+            rng=1,
+        )
+        assert fit.support.size <= 10
+        assert fit.domain.coef.size == fit.support.size
+
+
+def test_projection_coefficients_solve_the_k_by_k_system():
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((9, 2))
+    K = Kernel("rbf", 0.7)(Z, Z)
+    J = np.array([0, 2, 3, 5, 8])
+    d = projection_coefficients(K, J, 4)
+    np.testing.assert_allclose(K[np.ix_(J, J)] @ d, K[J, 4], atol=1e-8)
+
+
+def test_literal_stopping_rule_fires_after_a_few_hundred_draws_and_min_epochs_waits():
+    X, _ = _moons(2000)
+    literal = bsgd_lmoc(X, 8.0, Kernel("rbf", 2.0), rng=0)
+    assert literal.stopped_by == "theta" and literal.steps < 2000
+    robust = bsgd_lmoc(X, 8.0, Kernel("rbf", 2.0), min_epochs=2, rng=0)
+    assert robust.steps >= 4000
+
+
+def test_bsgd_objective_is_above_the_certified_optimum():
+    X, _ = _moons(500)
+    aid = solve(KernelOneClassModel(C=8.0, gamma=2.0), FeatureData.from_arrays(X), tol=1e-10)
+    fit = bsgd_lmoc(X, 8.0, Kernel("rbf", 2.0), maintenance="pnn", min_epochs=3, rng=0)
+    J = lmoc_objective(X, fit.domain, 8.0)
+    assert J >= aid.certificate.lower_bound
+    assert lmoc_objective(X, aid.solution.domain, 8.0) == pytest.approx(aid.objective, rel=1e-9)
+
+
+# ---------------------------------------------------------------------- labelling
+def test_equilibria_are_fixed_points():
+    X, _ = _moons(300)
+    domain = fit_domain(X, "libsvm", C=0.05, gamma=8.0).domain
+    ends, sweeps = equilibria(domain, X[:40], tol=1e-9)
+    assert sweeps < 5000  # every trajectory met the tolerance
+    moved, _ = domain.mean_shift(ends)
+    assert np.max(np.abs(moved - ends)) <= 1e-9 / np.sqrt(8.0)
+
+
+def test_two_blobs_are_labelled_perfectly():
+    X, y = make_blobs(400, centers=[[0, 0], [6, 6]], cluster_std=0.6, random_state=0)
+    for method in ("aid", "libsvm", "bsgd-pnn"):
+        est = SupportVectorClustering(
+            method=method,
+            gamma=0.5,
+            C=8.0 if method != "libsvm" else 0.05,
+            min_epochs=2,
+            random_state=0,
+        ).fit(X)
+        assert est.n_clusters_ == 2, method
+        assert adjusted_rand_score(y, est.labels_) == 1.0, method
+
+
+def test_two_moons_are_labelled_perfectly():
+    X, y = make_moons(1000, noise=0.05, random_state=0)
+    est = SupportVectorClustering(method="libsvm", gamma=8.0, C=4.0).fit(X)
+    assert adjusted_rand_score(y, est.labels_) == 1.0
+    graph = complete_graph_labels(est.domain_, X[::5])
+    assert adjusted_rand_score(y[::5], graph.labels) == 1.0
+
+
+def test_strip_rule_and_given_eps():
+    X, _ = _moons(500)
+    domain = fit_domain(X, "libsvm", C=0.05, gamma=8.0).domain
+    by_share = label_by_equilibria(domain, X, strip_fraction=0.2)
+    assert by_share.strip.size >= 100
+    f = domain.decision_function(X)
+    given = label_by_equilibria(domain, X, eps=0.01)
+    assert np.all(np.abs(f[given.strip]) <= 0.01)
+
+
+# ---------------------------------------------------------------------- metrics
+def test_metrics_equal_scikit_learn_and_definitions():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 2))
+    labels, classes = rng.integers(0, 4, 120), rng.integers(0, 3, 120)
+    from aidopt.svc.metrics import clustering_scores
+
+    scores = clustering_scores(X, labels, classes)
+    assert scores["rand"] == pytest.approx(rand_score(classes, labels))
+    assert scores["davies_bouldin"] == pytest.approx(davies_bouldin_score(X, labels))
+    table = np.zeros((4, 3))
+    np.add.at(table, (labels, classes), 1)
+    assert purity(labels, classes) == pytest.approx(table.max(axis=1).sum() / 120)
+    literal = (table.sum(axis=1) / 120 * (table / table.sum(axis=0)).max(axis=1)).sum()
+    assert purity_class_normalised(labels, classes) == pytest.approx(literal)
+    brute = sum((labels == k).sum() * pdist(X[labels == k]).mean() for k in range(4)) / 120
+    assert compactness(X, labels) == pytest.approx(brute)
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(
+    ("X", "params", "error", "match"),
+    [
+        (np.zeros((1, 2)), {}, ValueError, "minimum of 2"),
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 1.0]]), {}, ValueError, "NaN"),
+        (None, {"gamma": 0.0}, InvalidParameterError, "gamma"),
+        (None, {"C": -1.0}, InvalidParameterError, "'C'"),
+        (None, {"method": "bsgd-r", "budget": 0}, InvalidParameterError, "budget"),
+        (None, {"method": "bsgd-pnn", "budget": 3, "k": 5}, InvalidParameterError, "exceeds"),
+        (None, {"kernel": "poly"}, InvalidParameterError, "kernel"),
+    ],
+)
+def test_bad_input_is_a_clear_error(X, params, error, match):
+    X = _moons(50)[0] if X is None else X
+    with pytest.raises(error, match=match):
+        SupportVectorClustering(**params).fit(X)
+
+
+def test_cluster_command_line_json_and_errors(tmp_path):
+    X, y = make_blobs(200, centers=[[0, 0], [5, 5]], cluster_std=0.5, random_state=1)
+    path = tmp_path / "blobs.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header="x1,x2,cls", comments="")
+    cmd = [sys.executable, "-m", "aidopt.cli", "cluster", "--data", str(path)]
+    plot = str(tmp_path / "c.png")
+    out = subprocess.run(
+        [*cmd, "--target", "cls", "--gamma", "0.5", "--C", "8", "--json", "--plot", plot],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    payload = json.loads(out.stdout)
+    assert len(payload["labels"]) == 200 and payload["n_clusters"] == 2
+    assert payload["metrics"]["rand"] == 1.0 and payload["fit"]["status"] == "optimal"
+    assert set(payload["times"]) == {"training", "clustering"}
+    assert (tmp_path / "c.png").stat().st_size > 0
+    bad = subprocess.run(
+        [*cmd, "--budget", "0", "--method", "bsgd-r"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("aidopt: error:")
+    assert "budget" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_domain_fit_rejects_one_row():
+    with pytest.raises((DataError, AidoptError), match="at least 2 rows"):
+        fit_domain(np.zeros((1, 2)), "aid", C=1.0, gamma=1.0)
+
+
+# ---------------------------------------------------------------------- the paper's sets, bench
+SHAPES = Path(__file__).resolve().parents[2] / "shared" / "data" / "svc-shapes"
+needs_shapes = pytest.mark.skipif(not SHAPES.is_dir(), reason=f"{SHAPES} not present")
+
+
+@needs_shapes
+def test_the_eleven_sets_load_with_their_sizes():
+    from aidopt.data.svc_shapes import SETS, load_shape
+
+    sizes = {"aggregation": 788, "d31": 3100, "iris": 150, "wdbc": 569, "spiral": 312}
+    assert len(SETS) == 11
+    for name, n in sizes.items():
+        X, y = load_shape(name)
+        assert X.shape[0] == y.shape[0] == n and np.all(np.isfinite(X))
+
+
+@needs_shapes
+def test_bench_svc_tables_writes_runs_and_the_paper_beside(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--sets", "iris", "--gammas", "0.5",
+         "--Cs", "8", "--runs", "2", "--out", str(tmp_path)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    runs = pd.read_csv(tmp_path / "svc_tables_runs.csv")
+    assert {"aid", "libsvm", "svc", "bsgd-r", "bsgd-pnn/5ep", "sgd"} <= set(runs["method"])
+    assert (runs.loc[runs["method"] == "aid", "status"] == "optimal").all()
+    bsgd = runs[runs["method"].str.startswith("bsgd")]
+    assert (bsgd["J_over_Jstar"] >= 1.0 - 1e-9).all()  # no heuristic beats the certified optimum
+    assert "paper:" in (tmp_path / "svc_tables.md").read_text() and "nmi" in out.stdout
