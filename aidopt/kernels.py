@@ -31,10 +31,13 @@ from aidopt.validation import check_kernel_options
 __all__ = [
     "KERNEL_USES",
     "Kernel",
+    "kernel_bound",
     "kernel_flag_options",
     "kernel_flags",
     "kernel_from_flags",
+    "kernel_model_options",
     "kernel_times",
+    "model_kernel",
     "squared_norms",
 ]
 
@@ -178,6 +181,49 @@ def kernel_flag_options(kernel_help: str, gamma_help: str = "γ of rbf/poly (Non
         Option("degree", None, "degree of poly (None: 3)", kind=int, low=1, allow_none=True),
         Option("coef0", None, "offset of poly (None: 1.0)", allow_none=True),
     )
+
+
+def kernel_model_options(default: str = "rbf") -> tuple[Option, ...]:
+    """The kernel parameters of a kernel model (``kernel``, ``gamma``, ``degree``, ``coef0``),
+    declared once for every kernel model's ``options``."""
+    return (
+        Option(
+            "kernel",
+            default,
+            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
+            kind=str,
+            choices=("linear", "rbf", "poly"),
+        ),
+        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
+        Option("degree", 3, "degree of poly", kind=int, low=1),
+        Option("coef0", 1.0, "offset of poly"),
+    )
+
+
+def model_kernel(model: object, m: int) -> Kernel:
+    """The kernel of a model with :func:`kernel_model_options`, γ resolved for m features
+    (γ = 1/m when not given)."""
+    gamma = model.gamma if model.gamma is not None else 1.0 / m  # type: ignore[attr-defined]
+    return Kernel(
+        model.kernel,  # type: ignore[attr-defined]
+        float(gamma),
+        model.degree,  # type: ignore[attr-defined]
+        float(model.coef0),  # type: ignore[attr-defined]
+    )
+
+
+def kernel_bound(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
+    """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| for rows of X (Cauchy–Schwarz in feature space),
+    rounded up: the scale of the rounding allowances of a kernel model's certificate."""
+    from aidopt.certificate import EPS, max_row_norm
+
+    if kernel.kind == "rbf":
+        return 1.0
+    r2 = max_row_norm(X) ** 2
+    if kernel.kind == "linear":
+        return r2
+    top = max(abs(kernel.gamma_for(X.shape[1]) * r2 + kernel.coef0), abs(kernel.coef0))
+    return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
 
 
 def kernel_from_flags(

@@ -82,6 +82,17 @@ def blobs(n: int, m: int, *, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
 
 
+#: ``aidopt generate ocsvm|svdd``
+BLOBS = Generator(
+    make=blobs,
+    options=(
+        Option("n", kind=int, low=1, help="rows"),
+        Option("m", kind=int, low=1, help="features"),
+    ),
+    help="two Gaussian blobs away from the origin",
+)
+
+
 def _instance(n: int, m: int, seed: int) -> FeatureData:
     return FeatureData.from_frame(blobs(n, m, seed=seed))
 
@@ -100,14 +111,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
         "linear: the primal QP; rbf/poly: the aggregated dual (models/ocsvm_kernel.py)"
     )
-    generator: ClassVar[Any] = Generator(
-        make=blobs,
-        options=(
-            Option("n", kind=int, low=1, help="rows"),
-            Option("m", kind=int, low=1, help="features"),
-        ),
-        help="two Gaussian blobs away from the origin",
-    )
+    generator: ClassVar[Any] = BLOBS
     bench: ClassVar[Any] = BenchSpec(
         workloads=(Workload(make=_instance, sizes=((1_000, 3), (2_000, 5))),),
         methods=(

@@ -44,12 +44,12 @@ from numpy.typing import ArrayLike, NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
+from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
 from aidopt.clustering import kmeans_lloyd, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel, kernel_times
+from aidopt.kernels import Kernel, kernel_bound, kernel_model_options, kernel_times, model_kernel
 from aidopt.models.svm_kernel import refreshed_gram_sums
 from aidopt.options import Option
 from aidopt.partition import Partition
@@ -170,8 +170,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
-        gamma = self.gamma if self.gamma is not None else 1.0 / m
-        return Kernel(self.kernel, float(gamma), self.degree, float(self.coef0))
+        return model_kernel(self, m)
 
     def check_data(self, data: FeatureData) -> None:
         if data.n < 2:
@@ -255,15 +254,8 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         return old[parent] * agg.weight / old_sizes[parent]
 
     def kernel_max(self, data: FeatureData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
-        kernel = self.kernel_for(data.m)
-        if kernel.kind == "rbf":
-            return 1.0
-        r2 = max_row_norm(data.X) ** 2
-        if kernel.kind == "linear":
-            return r2
-        top = max(abs(kernel.gamma * r2 + kernel.coef0), abs(kernel.coef0))
-        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        return kernel_bound(self.kernel_for(data.m), data.X)
 
     @staticmethod
     def quad_error(domain: Domain, n: int, kmax: float) -> float:
@@ -309,16 +301,7 @@ class KernelOneClassModel(KernelDomainModel):
     )
     options: ClassVar[tuple[Option, ...]] = (
         Option("C", 1.0, "penalty C of (1)", low=0.0),
-        Option(
-            "kernel",
-            "rbf",
-            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
-            kind=str,
-            choices=("linear", "rbf", "poly"),
-        ),
-        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
-        Option("degree", 3, "degree of poly", kind=int, low=1),
-        Option("coef0", 1.0, "offset of poly"),
+        *kernel_model_options(),
     )
 
     def _upper(self, agg: DomainAggregate) -> NDArray[np.float64]:

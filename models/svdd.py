@@ -41,9 +41,9 @@ if TYPE_CHECKING:
 from aidopt.certificate import Bound, DualPoint, accurate_sum
 from aidopt.contract import Evaluation, Previous
 from aidopt.data.containers import FeatureData
-from aidopt.data.generate import Generator
 from aidopt.exceptions import DataError
-from aidopt.models.ocsvm import blobs
+from aidopt.kernels import kernel_model_options
+from aidopt.models.ocsvm import BLOBS
 from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.options import Option
 from aidopt.program import MatrixProgram
@@ -72,25 +72,9 @@ class SVDDModel(KernelDomainModel):
     )
     options: ClassVar[tuple[Option, ...]] = (
         Option("C", 1.0, "penalty C of (P), at least 1/N (libsvm one-class: ν = 1/(N·C))", low=0.0),
-        Option(
-            "kernel",
-            "rbf",
-            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
-            kind=str,
-            choices=("linear", "rbf", "poly"),
-        ),
-        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
-        Option("degree", 3, "degree of poly", kind=int, low=1),
-        Option("coef0", 1.0, "offset of poly"),
+        *kernel_model_options(),
     )
-    generator: ClassVar[Any] = Generator(
-        make=blobs,
-        options=(
-            Option("n", kind=int, low=1, help="rows"),
-            Option("m", kind=int, low=1, help="features"),
-        ),
-        help="two Gaussian blobs",
-    )
+    generator: ClassVar[Any] = BLOBS
 
     def check_data(self, data: FeatureData) -> None:
         super().check_data(data)

@@ -50,11 +50,11 @@ from numpy.typing import ArrayLike, NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum, max_row_norm
+from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel, kernel_times
+from aidopt.kernels import Kernel, kernel_bound, kernel_model_options, kernel_times, model_kernel
 from aidopt.models.svm import (
     SVMData,
     cluster_duals,
@@ -197,16 +197,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     citation: ClassVar[str] = "Park & Klabjan (2016), Appendix B, problems (20)-(21)"
     options: ClassVar[tuple[Option, ...]] = (
         Option("M", 0.1, "penalty M of (6) (libsvm's C)", low=0.0),
-        Option(
-            "kernel",
-            "rbf",
-            "the kernel K: linear ⟨a, b⟩, rbf exp(−γ‖a − b‖²), poly (γ⟨a, b⟩ + coef0)^degree",
-            kind=str,
-            choices=("linear", "rbf", "poly"),
-        ),
-        Option("gamma", None, "γ of rbf/poly (None: 1/m)", low=0.0, allow_none=True),
-        Option("degree", 3, "degree of poly", kind=int, low=1),
-        Option("coef0", 1.0, "offset of poly"),
+        *kernel_model_options(),
     )
 
     #: (X, labels, T) of the last aggregate, so that a split recomputes only the split clusters
@@ -214,8 +205,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
-        gamma = self.gamma if self.gamma is not None else 1.0 / m
-        return Kernel(self.kernel, float(gamma), self.degree, float(self.coef0))
+        return model_kernel(self, m)
 
     # ------------------------------------------------------------------ data / clustering
     def check_data(self, data: SVMData) -> None:
@@ -369,15 +359,8 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         )
 
     def _kernel_max(self, data: SVMData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
-        kernel = self.kernel_for(data.m)
-        if kernel.kind == "rbf":
-            return 1.0
-        r2 = max_row_norm(data.X) ** 2
-        if kernel.kind == "linear":
-            return r2
-        top = max(abs(kernel.gamma * r2 + kernel.coef0), abs(kernel.coef0))
-        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        return kernel_bound(self.kernel_for(data.m), data.X)
 
     @staticmethod
     def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float) -> float:
