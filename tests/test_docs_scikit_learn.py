@@ -10,7 +10,7 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "scikit-learn.md"
 
 def test_every_snippet_runs(capsys):
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, str(DOC), "exec"), namespace)

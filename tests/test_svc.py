@@ -363,6 +363,8 @@ def test_cluster_command_line_json_and_errors(tmp_path):
     assert payload["metrics"]["rand"] == 1.0 and payload["fit"]["status"] == "optimal"
     assert set(payload["times"]) == {"training", "clustering"}
     assert (tmp_path / "c.png").stat().st_size > 0
+    same = SupportVectorClustering(gamma=0.5, C=8.0).fit(X)  # the estimator = the command line
+    assert same.labels_.tolist() == payload["labels"]
     bad = subprocess.run(
         [*cmd, "--budget", "0", "--method", "bsgd-r"], capture_output=True, text=True
     )

@@ -40,7 +40,21 @@ GRID = tuple(2.0**e for e in (-5, -3, -1, 1, 3, 5))
 TABLE_METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm", "svc")
 RANDOMISED = ("bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd")
 METRICS = ("purity", "rand", "nmi", "compactness", "davies_bouldin")
-SCALING_METHODS = ("aid", "aid-svdd", "libsvm", "bsgd-r", "bsgd-pnn", "bsgd-prn")
+SCALING_METHODS = (
+    "aid",
+    "aid-svdd",
+    "libsvm",
+    "svc",
+    "bsgd-r",
+    "bsgd-pnn",
+    "bsgd-prn",
+    "bsgd-r/1ep",
+    "bsgd-pnn/1ep",
+    "bsgd-prn/1ep",
+)
+#: the largest n each method runs at in the scaling part (AID: O(n²) kernel sums; libsvm's
+#: one-class solver; the complete graph: O(n²) segment tests)
+SCALING_MAX_N = {"aid": 100_000, "aid-svdd": 100_000, "libsvm": 100_000, "svc": 2_000}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -233,7 +247,7 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
 
     from aidopt.svc.bsgd import lmoc_objective
     from aidopt.svc.fit import fit_domain
-    from aidopt.svc.labelling import label_by_equilibria
+    from aidopt.svc.labelling import complete_graph_labels, label_by_equilibria
 
     X, y = synthetic(kind, n)
     out: dict[str, Any] = {"kind": kind, "n": n, "method": method, "status": "ok"}
@@ -247,16 +261,21 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
         out |= {"training_time": time.perf_counter() - start, "status": result.status.value,
                 "objective": result.objective, "gap": result.gap}  # fmt: skip
         return out
-    if method == "libsvm":
+    base, _, epochs = method.partition("/")
+    if base in ("libsvm", "svc"):
         fit = fit_domain(X, "libsvm", C=1.0 / (n * _SVDD_NU), gamma=gamma)
     else:
-        fit = fit_domain(X, method, C=C, gamma=gamma, min_epochs=0.0, random_state=0)
+        min_epochs = float(epochs.removesuffix("ep")) if epochs else 0.0
+        fit = fit_domain(X, base, C=C, gamma=gamma, min_epochs=min_epochs, random_state=0)
     out["training_time"] = fit.seconds
     out |= {k: v for k, v in fit.info.items() if isinstance(v, int | float | str)}
-    if method.startswith("bsgd"):
+    if base.startswith("bsgd"):
         out["J"] = lmoc_objective(X, fit.domain, C) if n <= 200_000 else None
     start = time.perf_counter()
-    labelled = label_by_equilibria(fit.domain, X)
+    if method == "svc":
+        labelled = complete_graph_labels(fit.domain, X)
+    else:
+        labelled = label_by_equilibria(fit.domain, X)
     out["clustering_time"] = time.perf_counter() - start
     out["n_clusters"] = labelled.n_clusters
     out["ari"] = float(adjusted_rand_score(y, labelled.labels))
@@ -268,8 +287,8 @@ def _run_scaling(args: argparse.Namespace) -> int:
     for kind, n in itertools.product(SCALING_SETTINGS, args.sizes):
         gamma, C = SCALING_SETTINGS[kind]
         for method in SCALING_METHODS:
-            if method.startswith("aid") and n > 100_000:
-                continue  # O(n²) kernel sums: see docs/svc.md
+            if n > SCALING_MAX_N.get(method, n):
+                continue
             task = {"kind": kind, "n": n, "method": method, "gamma": gamma, "C": C}
             result = run_isolated("aidopt.bench.svc:scaling_task", task, args.timeout)
             rows.append({**task, **result})
