@@ -193,3 +193,20 @@ def write_outputs(frame: pd.DataFrame, out_dir: Path, stem: str) -> Path:
     path = out_dir / f"{stem}.csv"
     frame.to_csv(path, index=False)
     return path
+
+
+def frame_markdown(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
+    """A DataFrame as a Markdown table (numbers with ``floatfmt``, missing values as '–'),
+    without pandas' optional ``tabulate``."""
+
+    def cell(value: Any) -> str:
+        if value is None or (isinstance(value, float) and value != value):
+            return "–"
+        if isinstance(value, float):
+            return format(value, floatfmt)
+        return str(value)
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(False)]
+    return "\n".join([head, rule, *rows])

@@ -34,7 +34,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.bench.common import parse_float_list, parse_int_list, run_isolated, write_outputs
+from aidopt.bench.common import (
+    frame_markdown,
+    parse_float_list,
+    parse_int_list,
+    run_isolated,
+    write_outputs,
+)
 
 GRID = tuple(2.0**e for e in (-5, -3, -1, 1, 3, 5))
 TABLE_METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm", "svc")
@@ -297,7 +303,7 @@ def _run_scaling(args: argparse.Namespace) -> int:
     frame = pd.DataFrame(rows)
     frame = _with_ratios(frame)
     write_outputs(frame, args.out, "svc_scaling")
-    text = frame.to_markdown(index=False, floatfmt=".4g") if _has_tabulate() else frame.to_string()
+    text = scaling_markdown(frame)
     (args.out / "svc_scaling.md").write_text(text + "\n", encoding="utf-8")
     plot_scaling(frame, args.out / "svc_scaling.png")
     print(text)
@@ -317,10 +323,11 @@ def _with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.merge(ratio, on=["kind", "n"], how="left")
 
 
-def _has_tabulate() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("tabulate") is not None
+def scaling_markdown(frame: pd.DataFrame) -> str:
+    """The scaling runs: times, memory, quality and the ratios, one row per (kind, n, method)."""
+    wanted = ["kind", "n", "method", "status", "training_time", "clustering_time", "peak_mb",
+              "n_clusters", "ari", "J_over_Jstar", "libsvm_over_aid_svdd", "gap"]  # fmt: skip
+    return frame_markdown(frame[[c for c in wanted if c in frame]])
 
 
 def plot_scaling(frame: pd.DataFrame, path: Path) -> None:

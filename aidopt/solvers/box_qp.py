@@ -9,7 +9,10 @@ Three phases; the last two are exact up to rounding (each step solves the KKT sy
 
 0. coordinate descent to a loose tolerance, which finds the optimal face or one near it: the
    coordinate whose exact line minimisation moves most (no sum row), or the maximal violating
-   pair of libsvm's SMO (with the sum row); O(K) per step;
+   pair of libsvm's SMO (with the sum row); O(K) per step. When phase 1 fails from its point,
+   the descent goes on (30, then 300, then 3000 sweeps of K steps, at most 10⁶ steps each) to a
+   tighter tolerance and phase 1 restarts from there (on an ill-conditioned K̄, cond ≈ 1e11,
+   phase 1 alone can wander to a worse face);
 1. the primal–dual active-set method (Hintermüller, Ito & Kunisch 2003): guess the face from
    the signs of a + μ/diag(Q) against the bounds, solve that face's equality-constrained QP, repeat
    until the guess repeats — typically a handful of solves, several bounds moved at once;
@@ -40,6 +43,7 @@ __all__ = ["BoxQPResult", "BoxQPSolver", "box_qp"]
 
 _RIDGE = 1e-13  # ridge of the face systems, relative to max diag(Q)
 _KKT_TOL = 1e-11  # relative tolerance of the sign tests
+_MAX_STEPS = 1_000_000  # coordinate steps per descent at most
 
 
 @dataclass(frozen=True)
@@ -121,34 +125,20 @@ def box_qp(
     width = np.maximum(upper - lower, 0.0)
     tol = _KKT_TOL * max(1.0, float(np.abs(p).max(initial=0.0)))
     a0 = 0.5 * (lower + upper) if start is None else np.asarray(start, dtype=np.float64)
-    a = _coordinate_descent(Q, p, lower, upper, total, _project(a0, lower, upper, total), tol)
+    a = _project(a0, lower, upper, total)
+    # phases 0 and 1, with coordinate descent taken further each time the face it points at
+    # is not the optimal one (phase 1 is not monotone: it restarts from the descent's point)
+    for sweeps, threshold in ((30, np.sqrt(tol)), (300, tol), (3000, 0.01 * tol)):
+        a = _coordinate_descent(Q, p, lower, upper, total, a, threshold, sweeps)
+        found = _primal_dual_active_set(faces, a, lower, upper, total, tol, limit)
+        if found is not None:
+            return BoxQPResult(found[0], found[1], faces.solves, True)
 
-    # phase 1: primal–dual active set
-    scale = 1.0 / np.maximum(np.diag(Q), faces.ridge)
-    nu = _sum_multiplier(faces.multipliers(a, 0.0), a, lower, upper, total)
-    seen: set[bytes] = set()
-    while faces.solves < limit:
-        mu = faces.multipliers(a, nu)
-        trial = a + scale * mu
-        at_lower, at_upper = trial <= lower, trial >= upper
-        at_upper &= ~at_lower
-        key = np.packbits(at_lower).tobytes() + np.packbits(at_upper).tobytes()
-        if key in seen:
-            break
-        seen.add(key)
-        b = np.where(at_lower, lower, np.where(at_upper, upper, a))
-        a_new, nu = faces.minimiser(b, ~(at_lower | at_upper))
-        if np.array_equal(a_new, a):
-            break
-        a = a_new
-    inside = np.all(a >= lower - tol * (1 + width)) and np.all(a <= upper + tol * (1 + width))
-    a = _project(a, lower, upper, total)
-    if inside and _kkt(faces, a, nu, lower, upper, tol):
-        return BoxQPResult(a, nu, faces.solves, True)
-
-    # phase 2: primal active set from the feasible point a
+    # phase 2: primal active set from the feasible point a (a budget of its own)
     free = (a > lower) & (a < upper)
-    while faces.solves < limit:
+    nu = _sum_multiplier(faces.multipliers(a, 0.0), a, lower, upper, total)
+    budget = faces.solves + limit
+    while faces.solves < budget:
         target, nu = faces.minimiser(a, free)
         step = target - a
         blocked, t = _ratio_test(a, step, lower, upper, free)
@@ -168,6 +158,34 @@ def box_qp(
     return BoxQPResult(a, nu, faces.solves, _kkt(faces, a, nu, lower, upper, tol))
 
 
+def _primal_dual_active_set(faces, a, lower, upper, total, tol, limit):
+    """Phase 1 from a: (a*, ν) at a KKT point, or None when the guesses cycle or the last face
+    minimiser is infeasible."""
+    width = np.maximum(upper - lower, 0.0)
+    scale = 1.0 / np.maximum(np.diag(faces.Q), faces.ridge)
+    nu = _sum_multiplier(faces.multipliers(a, 0.0), a, lower, upper, total)
+    seen: set[bytes] = set()
+    while faces.solves < limit:
+        trial = a + scale * faces.multipliers(a, nu)
+        at_lower, at_upper = trial <= lower, trial >= upper
+        at_upper &= ~at_lower
+        key = np.packbits(at_lower).tobytes() + np.packbits(at_upper).tobytes()
+        if key in seen:
+            break
+        seen.add(key)
+        b = np.where(at_lower, lower, np.where(at_upper, upper, a))
+        a_new, nu = faces.minimiser(b, ~(at_lower | at_upper))
+        if np.array_equal(a_new, a):
+            break
+        a = a_new
+    slack = tol * (1 + width)
+    if np.all(a >= lower - slack) and np.all(a <= upper + slack):
+        a = _project(a, lower, upper, total)
+        if _kkt(faces, a, nu, lower, upper, tol):
+            return a, nu
+    return None
+
+
 def _sum_multiplier(mu0, a, lower, upper, total) -> float:
     """ν that best balances μ = μ0 − ν: the mean of μ0 over the interior entries (0 without a
     sum row; the midpoint of the admissible interval when no entry is interior)."""
@@ -179,14 +197,14 @@ def _sum_multiplier(mu0, a, lower, upper, total) -> float:
     return float(np.median(mu0))
 
 
-def _coordinate_descent(Q, p, lower, upper, total, a, tol, sweeps=30):
-    """Phase 0: greedy coordinate (or SMO pair) steps until the largest violation of the KKT
-    conditions is below √tol (relative) or ``sweeps``·K steps; a stays feasible."""
+def _coordinate_descent(Q, p, lower, upper, total, a, loose, sweeps):
+    """Phase 0: greedy coordinate (or SMO pair) steps from the feasible a until the largest
+    violation of the KKT conditions is below ``loose`` or after ``sweeps``·K steps."""
     K = a.size
+    a = a.copy()
     diag = np.maximum(np.diag(Q).copy(), 1e-300)
     grad = Q @ a - p  # gradient of ½aᵀQa − pᵀa
-    loose = np.sqrt(tol)
-    for _ in range(sweeps * K + 100):
+    for _ in range(min(sweeps * K, _MAX_STEPS) + 100):
         if total is None:
             target = np.clip(a - grad / diag, lower, upper)
             move = target - a
