@@ -63,6 +63,16 @@ def test_aid_one_class_optimum_equals_full_dual(kernel, C):
     assert result.certificate.lower_bound <= result.objective
 
 
+def test_aid_certifies_despite_an_ill_conditioned_centroid_gram():
+    """Two moons, γ = 8, C = 32: a centroid Gram with cond ≈ 4e11 once sent the box-QP solver's
+    active-set phases to a worse face (solver_limit); the descent now restarts them."""
+    from aidopt.bench.svc import synthetic
+
+    X, _ = synthetic("moons", 1000)
+    result = solve(KernelOneClassModel(C=32.0, gamma=8.0), FeatureData.from_arrays(X), tol=1e-9)
+    assert result.status.value == "optimal"
+
+
 def test_ocsvm_command_line_reaches_the_kernel_model(tmp_path):
     X, _ = _moons(200)
     path = tmp_path / "moons.csv"
