@@ -22,7 +22,7 @@ is, and its dual value Σ_k a_k − ½ aᵀK̄a on ALL data is exact (αᵀKα =
 pure ⇒ J(w̄) = F^t: optimal.
 
 Costs. The model keeps the cluster kernel sums P_iq = Σ_{j∈C_q} K(x_i, x_j) of every entry
-(n × K, while n·K ≤ 2^26, i.e. 512 MiB): K̄ = SP/(|C_k||C_q|) with S the cluster indicator, and
+(n × K, while n·K ≤ 2^28, i.e. 2 GiB): K̄ = SP/(|C_k||C_q|) with S the cluster indicator, and
 the scores on every entry are P (a/|C|) — O(nK) per iteration instead of O(n·n_SV·d) kernel
 evaluations. After a split only the columns of the changed clusters are computed, O(n·|R|·d) for
 the |R| entries of split clusters (the first iteration is O(n²d): the exact centroid Gram needs
@@ -62,7 +62,7 @@ __all__ = ["DomainAggregate", "DomainSolution", "KernelDomainModel", "KernelOneC
 
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _MIN_CLUSTERS = 8  # initial clusters at least (a kernel domain needs a few pieces to start)
-_SUMS_MAX_ENTRIES = 1 << 26  # the n × K kernel sums are kept up to this size (512 MiB)
+_SUMS_MAX_ENTRIES = 1 << 28  # the n × K kernel sums are kept up to this size (2 GiB)
 _BLOCK_ENTRIES = 1 << 21  # kernel entries per block (16 MiB)
 
 

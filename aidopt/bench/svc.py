@@ -79,6 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scaling: n values",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="scaling: seconds per run")
+    parser.add_argument(
+        "--kinds", default="moons,rings,gmm", help="scaling: synthetic data (moons, rings, gmm)"
+    )
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
 
 
@@ -290,7 +293,11 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
 
 def _run_scaling(args: argparse.Namespace) -> int:
     rows = []
-    for kind, n in itertools.product(SCALING_SETTINGS, args.sizes):
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = set(kinds) - set(SCALING_SETTINGS)
+    if unknown:
+        raise SystemExit(f"unknown --kinds {sorted(unknown)}; known: {', '.join(SCALING_SETTINGS)}")
+    for kind, n in itertools.product(kinds, args.sizes):
         gamma, C = SCALING_SETTINGS[kind]
         for method in SCALING_METHODS:
             if n > SCALING_MAX_N.get(method, n):
