@@ -31,7 +31,13 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from aidopt.baselines.cuts3vm import CutS3VM
 from aidopt.data.containers import (
@@ -135,9 +141,15 @@ class _GenericEstimator(AIDEstimator):
     """``fit(X, y=None)``: the model's data from the arrays (``data_type.from_arrays``), then
     the run; ``solution_`` is the model's solution, ``objective_`` its certified objective."""
 
-    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> _GenericEstimator:
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> _GenericEstimator:
+        """``sample_weight`` (> 0) reaches the model's data as row weights; a model that takes
+        none refuses them by name."""
         data_type = self._model_class.data_type
-        data = data_type.from_arrays(X) if y is None else data_type.from_arrays(X, y)
+        weight = {} if sample_weight is None else {"weight": sample_weight}
+        args = (X,) if y is None else (X, y)
+        data = data_type.from_arrays(*args, **weight)
         result = self._run(data)
         self.solution_ = result.solution
         self.objective_ = result.objective
@@ -320,18 +332,31 @@ class AIDPUClassifier(_BinaryClassifier):
     _model_class: ClassVar[Any] = PUModel
     _parameters: ClassVar[tuple[Option, ...]] = _optional(estimator_parameters(PUModel), "prior")
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDPUClassifier:
+    @property
+    def _accepts_sparse(self) -> bool:  # type: ignore[override]
+        return getattr(self.kernel, "kind", self.kernel) == "linear"
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> AIDPUClassifier:
+        """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's loss count ω_i times (p and n of
+        the risk become total weights; rows of weight 0 are left out); a scipy.sparse X stays
+        sparse (the linear kernel only)."""
         if self.prior is None:
             raise DataError(
                 "AIDPUClassifier needs the class prior: the share π ∈ (0, 1) of positives among "
                 "the unlabeled rows (prior=...)."
             )
         names = getattr(X, "columns", None)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        sparse = "csr" if self._accepts_sparse else False
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse
+        )
         check_classification_targets(y)
-        classes = self._two_classes(y, "two label values (labeled positive, unlabeled)")
+        X, y, weight = _weighted_rows(X, y, sample_weight)
+        classes = self._two_classes(y, "two classes (labeled positive, unlabeled)")
         features = None if names is None else [str(c) for c in names]
-        self._data = PositiveUnlabeledData.from_arrays(X, y == classes[1], features)
+        self._data = PositiveUnlabeledData.from_arrays(X, y == classes[1], features, weight=weight)
         result = self._run(self._data)
         self.classes_ = classes
         self.solution_ = result.solution
@@ -355,25 +380,31 @@ class AIDS3VC(_BinaryClassifier):
 
     _model_class: ClassVar[Any] = S3VMModel
     _parameters: ClassVar[tuple[Option, ...]] = estimator_parameters(S3VMModel)
+    _accepts_sparse: ClassVar[bool] = True
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> AIDS3VC:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDS3VC:
+        """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's loss in (12) count ω_i times
+        (rows of weight 0 are left out); a scipy.sparse X stays sparse."""
         names = getattr(X, "columns", None)
-        X, y = validate_data(
-            self, X, y, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan"
-        )
-        X = validate_data(self, X, reset=False, dtype=np.float64)  # finite X; y may hold NaN
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr")
+        y = column_or_1d(np.asarray(y), warn=True)  # NaN/None (or -1): unlabeled
+        check_consistent_length(X, y)
+        rows = X  # labels_ covers every training row, those of weight 0 too
+        X, y, weight = _weighted_rows(X, y, sample_weight)
         target = np.asarray(y, dtype=object)
         unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
-        check_classification_targets(y[~unlabeled])
-        classes = self._two_classes(y[~unlabeled], "two classes among the labeled rows (y != -1)")
+        labels = np.asarray(y[~unlabeled].tolist())  # one dtype once the NaN/None are gone
+        check_classification_targets(labels)
+        classes = self._two_classes(labels, "two classes among the labeled rows (y != -1)")
         features = None if names is None else [str(c) for c in names]
         self.classes_ = classes
         if not unlabeled.any():  # (14) without unlabeled rows is the SVM with penalty M_l
-            result = self._run(BinaryData.from_arrays(X, y, features), SVMModel(M=self.M_l))
+            data = BinaryData.from_arrays(X, y, features, weight=weight)
+            result = self._run(data, SVMModel(M=self.M_l))
         else:
             masked = np.where(unlabeled, None, target)
-            result = self._run(SemiSupervisedData.from_arrays(X, masked, features))
+            result = self._run(SemiSupervisedData.from_arrays(X, masked, features, weight=weight))
         self.solution_ = result.solution
-        scores = np.asarray(result.solution.decision_function(X), dtype=np.float64)
+        scores = np.asarray(result.solution.decision_function(rows), dtype=np.float64)
         self.labels_ = classes[(scores > 0).astype(np.int64)]
         return self

@@ -15,6 +15,10 @@ Jensen: Σ_{i∈C_k} max{0, 1 − w·x_i} ≥ |C_k| max{0, 1 − w·x̄_k}, so F
 Dual of (1): max Σ_i α_i − ½‖Σ_i α_i x_i‖², 0 ≤ α_i ≤ C/N — no equality constraint (there is
 no bias), so the aggregated dual a_k spread over the entries, α_i = a_k/|C_k|, is feasible as it
 is, and its dual value on all data is the certificate's lower bound.
+
+Row weights ω_i > 0 (row i's hinge counts ω_i times; ``supports_weights``): N = Σ ω_i, the
+centroids are weighted means with weights W_k = Σ_{C_k} ω_i, the box of α_i is [0, Cω_i/N] and
+the spread α_i = a_k ω_i/W_k; integer weights give the problem with rows repeated.
 """
 
 from __future__ import annotations
@@ -54,11 +58,13 @@ from aidopt.solvers.base import SolveResult
 
 @dataclass(frozen=True, eq=False)
 class Aggregate:
-    """Cluster sums Σ_{i∈C_k} x_i and weights |C_k|."""
+    """Cluster sums Σ_{i∈C_k} ω_i x_i, weights W_k = Σ_{C_k} ω_i (|C_k| without row weights),
+    and N = Σ_i ω_i."""
 
     x_sum: NDArray[np.float64]
     weight: NDArray[np.float64]
     partition: Partition
+    total: float
 
     @property
     def xbar(self) -> NDArray[np.float64]:
@@ -104,6 +110,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
+    supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = (
         "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1)"
     )
@@ -159,10 +166,15 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         return Partition.from_labels(kmeans_one_pass(data.X @ data.X.mean(axis=0), k, rng))
 
     def aggregate(self, data: FeatureData, partition: Partition) -> Aggregate:
-        return Aggregate(partition.sums(data.X), partition.sizes.astype(np.float64), partition)
+        return Aggregate(
+            partition.sums(data.weighted_X),
+            partition.weights(data.weight),
+            partition,
+            data.total_weight,
+        )
 
     def _cost(self, agg: Aggregate) -> NDArray[np.float64]:
-        return self.C * agg.weight / agg.partition.n  # (C/N)|C_k|
+        return self.C * agg.weight / agg.total  # (C/N) W_k
 
     # ------------------------------------------------------------------ the aggregated problem
     def build(self, agg: Aggregate) -> pyo.ConcreteModel:
@@ -212,12 +224,20 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     # ------------------------------------------------------------------ evaluation, certificate
     def evaluate(self, data: FeatureData, solution: Solution) -> Evaluation:
-        """J(w) on all N entries (with its rounding bound); regime [1 − w·x_i > 0]."""
+        """J(w) on all entries (hinges × ω_i, with its rounding bound); regime [1 − w·x_i > 0]."""
         w = solution.w
         violation = 1.0 - data.X @ w
-        hinge, hinge_error = accurate_sum(np.maximum(violation, 0.0))
-        scale = self.C / data.n
-        score_error = (data.m + 3) * EPS * (float(abs_column_sums(data.X) @ np.abs(w)) + data.n)
+        hinges = np.maximum(violation, 0.0)
+        scale = self.C / data.total_weight
+        top = 1.0
+        if data.weight is not None:
+            hinges *= data.weight
+            top = float(data.weight.max())
+        hinge, hinge_error = accurate_sum(hinges)
+        if data.weight is not None:
+            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
+        rows = float(abs_column_sums(data.X) @ np.abs(w)) + data.n
+        score_error = (data.m + 3) * EPS * top * rows
         error = scale * (hinge_error + score_error) + (data.m + 2) * EPS * float(w @ w)
         objective = 0.5 * float(w @ w) + scale * hinge
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
@@ -230,23 +250,26 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality for (1) at α ∈ [0, C/N]^N: J* ≥ Σα_i − ½‖Σα_i x_i‖². α is the solver's
-        a_k or the a_k complementary slackness gives w (free clusters on the margin solve
-        Σ a_k x̄_k = w by least squares), spread as a_k/|C_k|; the larger bound is kept."""
-        top = self.C / data.n
+        """Weak duality for (1) at α_i ∈ [0, Cω_i/N]: J* ≥ Σα_i − ½‖Σα_i x_i‖². α is the
+        solver's a_k or the a_k complementary slackness gives w (free clusters on the margin
+        solve Σ a_k x̄_k = w by least squares), spread as a_k ω_i/W_k; the larger bound is kept.
+        """
+        top = self._box(data)
         if dual is not None:
             alpha = dual.expand(data.n, evaluation.regime)
-            if alpha.size and (alpha.min() < 0 or alpha.max() > top):
-                raise ValueError(f"the dual point leaves its box [0, {top:g}]")
+            if alpha.size and (alpha.min() < 0 or np.any(alpha > top)):
+                raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
             return self._bound_at(data, alpha, evaluation, "the given dual point")
         part = solution.partition
         candidates = [self._a_from_primal(data, solution)]
         if solution.a is not None:
             candidates.append(solution.a)
+        omega = 1.0 if data.weight is None else data.weight
+        totals = part.weights(data.weight)
         bounds = [
             self._bound_at(
                 data,
-                np.clip(a / part.sizes, 0.0, top)[part.labels],
+                np.minimum(np.clip(a / totals, 0.0, None)[part.labels] * omega, top),
                 evaluation,
                 "the aggregated dual spread over the entries",
             )
@@ -254,10 +277,17 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         ]
         return max(bounds, key=lambda b: b.value)
 
+    def _box(self, data: FeatureData) -> NDArray[np.float64] | float:
+        """The upper bound Cω_i/N of α_i (C/N without row weights; with them rounded down, so
+        that the box in floating point lies inside the exact one)."""
+        scale = self.C / data.total_weight
+        return scale if data.weight is None else scale * data.weight * (1 - 2 * EPS)
+
     def _a_from_primal(self, data: FeatureData, solution: Solution) -> NDArray[np.float64]:
         part = solution.partition
-        xbar = part.means(data.X)
-        upper = self.C * part.sizes / data.n
+        totals = part.weights(data.weight)
+        xbar = part.dense_sums(data.weighted_X) / totals[:, None]
+        upper = self.C * totals / data.total_weight
         violation = 1.0 - xbar @ solution.w
         ties = np.abs(violation) <= 1e-9 * (1.0 + np.abs(xbar) @ np.abs(solution.w))
         a = np.where(violation > 0, upper, 0.0)
@@ -266,19 +296,22 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     def _bound_at(self, data, alpha, evaluation, source) -> Bound:
         total, total_error = accurate_sum(alpha)
-        w, w_error = accurate_tdot(
-            data.X, alpha, abs_bound=self.C / data.n * abs_column_sums(data.X)
-        )
+        top = float(np.max(self._box(data)))
+        w, w_error = accurate_tdot(data.X, alpha, abs_bound=top * abs_column_sums(data.X))
         norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
         value = total - 0.5 * norm**2
         allowance = total_error + 0.5 * (norm_up**2 - norm**2) * (1 + 4 * EPS)
-        point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.C / data.n))
+        if data.weight is None:
+            point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.C / data.n))
+        else:
+            support = np.flatnonzero(alpha)
+            point = DualPoint(None, support.astype(np.int64), alpha[support])
         return Bound(
             value - allowance, f"dual of (1) at {source}, on all data", point, value, allowance
         )
 
     def solution_to_dict(self, data: FeatureData, solution: Solution) -> dict[str, Any]:
-        inside = float(np.mean(data.X @ solution.w >= 1.0 - math.sqrt(EPS)))
+        inside = float(np.average(data.X @ solution.w >= 1.0 - math.sqrt(EPS), weights=data.weight))
         return {
             "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
             "share_inside": inside,

@@ -21,6 +21,10 @@ entry i is [f(x_i) < 0] (margin violator). The certificate: α_i = a_k/|C_k| lie
 is, and its dual value Σ_k a_k − ½ aᵀK̄a on ALL data is exact (αᵀKα = aᵀK̄a), so every cluster
 pure ⇒ J(w̄) = F^t: optimal.
 
+Row weights ω_i > 0 (row i's loss counts ω_i times; ``supports_weights``): N = Σ ω_i, the
+feature-space centroids are the weighted means Σ ω_i φ(x_i)/W_k with W_k = Σ_{C_k} ω_i, the box of
+α_i is [0, Cω_i/N] and the spread α_i = a_k ω_i/W_k (SVDD likewise, with box [0, Cω_i]).
+
 Costs. The model keeps the cluster kernel sums P_iq = Σ_{j∈C_q} K(x_i, x_j) of every entry
 (n × K, while n·K ≤ 2^28, i.e. 2 GiB): K̄ = SP/(|C_k||C_q|) with S the cluster indicator, and
 the scores on every entry are P (a/|C|) — O(nK) per iteration instead of O(n·n_SV·d) kernel
@@ -50,6 +54,7 @@ from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
 from aidopt.kernels import Kernel, kernel_bound, kernel_model_options, kernel_times, model_kernel
+from aidopt.models.svm import cluster_duals
 from aidopt.models.svm_kernel import refreshed_gram_sums
 from aidopt.options import Option
 from aidopt.partition import Partition
@@ -71,10 +76,11 @@ def cluster_kernel_sums(
     X: NDArray[np.float64],
     partition: Partition,
     cache: tuple[NDArray, NDArray, NDArray] | None,
+    weight: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """P_iq = Σ_{j∈C_q} K(x_i, x_j) (n × K); with ``cache`` = (X, labels, P) of the parent
-    partition, only the columns of the clusters a split changed are computed (by symmetry, from
-    the kernel rows of their entries)."""
+    """P_iq = Σ_{j∈C_q} ω_j K(x_i, x_j) (n × K; ω = 1 without ``weight``); with ``cache`` =
+    (X, labels, P) of the parent partition (same weights), only the columns of the clusters a
+    split changed are computed (by symmetry, from the kernel rows of their entries)."""
     n, K = X.shape[0], partition.n_clusters
     parent, labels = partition.parent, partition.labels
     P = np.empty((n, K))
@@ -96,10 +102,11 @@ def cluster_kernel_sums(
     rows = np.flatnonzero(remade[labels])
     fresh = np.zeros((cols.size, n))
     step = max(1, _BLOCK_ENTRIES // n)
+    w = np.ones(n) if weight is None else weight
     for start in range(0, rows.size, step):
         part = rows[start : start + step]
         owner = sp.csr_matrix(
-            (np.ones(part.size), (position[labels[part]], np.arange(part.size))),
+            (w[part], (position[labels[part]], np.arange(part.size))),
             shape=(cols.size, part.size),
         )
         fresh += owner @ kernel(X[part], X)
@@ -109,18 +116,21 @@ def cluster_kernel_sums(
 
 @dataclass(frozen=True, eq=False)
 class DomainAggregate:
-    """Centroid Gram sums T_kq = Σ_{i∈C_k} Σ_{j∈C_q} K(x_i, x_j), |C_k|, mean K(x_i, x_i)."""
+    """Centroid Gram sums T_kq = Σ_{i∈C_k} Σ_{j∈C_q} ω_i ω_j K(x_i, x_j), W_k = Σ_{C_k} ω_i,
+    the weighted mean of K(x_i, x_i) per cluster, N = Σ ω_i (ω = 1 without row weights)."""
 
     gram_sum: NDArray[np.float64]
     weight: NDArray[np.float64]
-    diag_mean: NDArray[np.float64]  # mean_{i∈C_k} K(x_i, x_i)
+    diag_mean: NDArray[np.float64]  # Σ_{i∈C_k} ω_i K(x_i, x_i) / W_k
     partition: Partition
     X: NDArray[np.float64]
+    total: float  # N = Σ_i ω_i
+    row_weight: NDArray[np.float64] | None = None  # ω_i, None: every row weighs 1
     sums: NDArray[np.float64] | None = None  # P (n × K), when kept
 
     @property
     def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (|C_k||C_q|)."""
+        """K̄_kq = T_kq / (W_k W_q)."""
         return self.gram_sum / np.outer(self.weight, self.weight)
 
 
@@ -150,10 +160,9 @@ class DomainSolution:
     def support_vectors(self) -> NDArray[np.float64]:
         return self.domain.support_vectors
 
-    def entry_duals(self) -> NDArray[np.float64]:
-        """α̂_i = a_k/|C_k| for every entry."""
-        sizes = np.bincount(self.cluster_labels, minlength=self.a.size)
-        return (self.a / np.maximum(sizes, 1))[self.cluster_labels]
+    def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """α̂_i = a_k ω_i/W_k for every entry (a_k/|C_k| without ``weight``)."""
+        return cluster_duals(self.cluster_labels, self.a, weight)
 
 
 class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolution]):
@@ -164,9 +173,11 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
     structures: ClassVar[tuple[type, ...]] = (BoxQP,)
+    supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "boxqp"
 
     _cache: tuple[NDArray, NDArray, NDArray] | None = None  # (X, labels, T) or (X, labels, P)
+    _cache_weight: NDArray[np.float64] | None = None  # the row weights of the cached sums
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
@@ -194,32 +205,37 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         """T = S P with the kept kernel sums P (refreshed for split clusters only), or T by
         blocks when n·K is too large to keep P."""
         kernel = self.kernel_for(data.m)
-        cache = self._cache
+        cache = self._cache if self._cache_weight is data.weight else None
         keep = data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES
         P = None
+        omega = data.weight
         if keep:
-            P = cluster_kernel_sums(
-                kernel, data.X, partition, cache if cache and cache[2].shape[0] == data.n else None
-            )
-            T = np.asarray(partition.indicator() @ P)
+            kept = cache if cache and cache[2].shape[0] == data.n else None
+            P = cluster_kernel_sums(kernel, data.X, partition, kept, omega)
+            S = partition.indicator() if omega is None else partition.indicator() @ sp.diags(omega)
+            T = np.asarray(S @ P)
             self._cache = (data.X, partition.labels, P)
         else:
             square = cache if cache and cache[2].shape[0] == cache[2].shape[1] else None
-            T = refreshed_gram_sums(kernel, data.X, partition, square)
+            T = refreshed_gram_sums(kernel, data.X, partition, square, omega)
             self._cache = (data.X, partition.labels, T)
+        self._cache_weight = omega
         T = 0.5 * (T + T.T)
-        weight = partition.sizes.astype(np.float64)
+        weight = partition.weights(omega)
+        diag = kernel.diag(data.X)
         return DomainAggregate(
             gram_sum=T,
             weight=weight,
-            diag_mean=partition.sums(kernel.diag(data.X)) / weight,
+            diag_mean=partition.sums(diag if omega is None else diag * omega) / weight,
             partition=partition,
             X=data.X,
+            total=data.total_weight,
+            row_weight=omega,
             sums=P,
         )
 
     def train_scores(self, agg: DomainAggregate, a: NDArray[np.float64]) -> dict[str, Any]:
-        """Σ_k (a_k/|C_k|) P_ik on every entry, when the kernel sums are kept."""
+        """Σ_k (a_k/W_k) P_ik on every entry, when the kernel sums are kept."""
         if agg.sums is None:
             return {}
         return {"train_expansion": agg.sums @ (a / agg.weight), "train_X": agg.X}
@@ -235,15 +251,18 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     def expansion(
         self, agg: DomainAggregate, a: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """The entries of the clusters with a_k > 0 and their coefficients a_k/|C_k|."""
+        """The entries of the clusters with a_k > 0 and their coefficients a_k ω_i/W_k."""
         labels = agg.partition.labels
         support = (a > 0)[labels]
-        return agg.X[support], (a / agg.weight)[labels[support]]
+        coef = (a / agg.weight)[labels[support]]
+        if agg.row_weight is not None:
+            coef = coef * agg.row_weight[support]
+        return agg.X[support], coef
 
     @staticmethod
     def warm_start(agg: DomainAggregate, previous: Previous | None) -> NDArray | None:
-        """The previous a_k split over the children in proportion to their sizes (the boxes
-        scale with |C_k|, so this stays feasible)."""
+        """The previous a_k split over the children in proportion to their weights W_k (the
+        boxes scale with W_k, so this stays feasible)."""
         parent = agg.partition.parent
         if previous is None or parent is None:
             return None
@@ -305,7 +324,7 @@ class KernelOneClassModel(KernelDomainModel):
     )
 
     def _upper(self, agg: DomainAggregate) -> NDArray[np.float64]:
-        return self.C * agg.weight / agg.partition.n  # C|C_k|/N
+        return self.C * agg.weight / agg.total  # C W_k/N
 
     # ------------------------------------------------------------------ the aggregated dual
     def build(self, agg: DomainAggregate) -> pyo.ConcreteModel:
@@ -378,13 +397,18 @@ class KernelOneClassModel(KernelDomainModel):
 
     # ------------------------------------------------------------------ evaluation, certificate
     def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
-        """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
+        """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i ω_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
         f = solution.decision_function(data.X)
-        hinge, hinge_error = accurate_sum(np.maximum(-f, 0.0))
+        hinges = np.maximum(-f, 0.0)
+        if data.weight is not None:
+            hinges *= data.weight
+        hinge, hinge_error = accurate_sum(hinges)
+        if data.weight is not None:
+            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
         kmax = self.kernel_max(data)
-        scale = self.C / data.n
+        scale = self.C / data.total_weight
         one = self.expansion_error(solution.domain, kmax, data.m, data.n)
-        error = scale * (hinge_error + data.n * one)
+        error = scale * (hinge_error + data.total_weight * (1 + data.n * EPS) * one)
         error += 0.5 * self.quad_error(solution.domain, data.n, kmax)
         regime = (f < 0).astype(np.int64)
         return Evaluation(0.5 * solution.norm_sq + scale * hinge, regime, None, error)
@@ -397,21 +421,27 @@ class KernelOneClassModel(KernelDomainModel):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality for (1): J* ≥ Σ_i α_i − ½ αᵀKα at α ∈ [0, C/N]^N; α̂_i = a_k/|C_k|
-        spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄)."""
-        top = self.C / data.n
+        """Weak duality for (1): J* ≥ Σ_i α_i − ½ αᵀKα at α_i ∈ [0, Cω_i/N]; α̂_i = a_k ω_i/W_k
+        spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄).
+        With row weights the box is rounded down into the exact one and the spread is scaled
+        by 1 − δ, δ = (n + 2)ε, which the float sums W_k may need (a loss ≤ δ Σα̂)."""
+        top = self.C / data.total_weight
+        if data.weight is not None:
+            top = top * data.weight * (1 - 2 * EPS)
         if dual is None:
-            alpha = np.minimum(solution.entry_duals(), top)
+            alpha = np.minimum(solution.entry_duals(data.weight), top)
             source = "dual of (1) at the aggregated dual spread over the entries, on all data"
         else:
             alpha = dual.expand(data.n, None)
             source = "dual of (1) at the given dual point"
-        if alpha.size and (alpha.min() < 0.0 or alpha.max() > top):
-            raise ValueError(f"the dual point leaves its box [0, {top:g}]")
+        if alpha.size and (alpha.min() < 0.0 or np.any(alpha > top)):
+            raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
         total, total_error = accurate_sum(alpha)
         kmax = self.kernel_max(data)
         value = total - 0.5 * solution.norm_sq
         allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax)
+        if dual is None and data.weight is not None:
+            allowance += (data.n + 4) * EPS * (total + total_error)
         support = np.flatnonzero(alpha)
         point = DualPoint(None, support.astype(np.int64), alpha[support])
         return Bound(value - allowance, source, point, value, allowance)
@@ -427,5 +457,5 @@ class KernelOneClassModel(KernelDomainModel):
                 "coef0": kernel.coef0,
             },
             "n_support_entries": int(solution.support_vectors.shape[0]),
-            "share_inside": float(np.mean(f >= 0.0)),
+            "share_inside": float(np.average(f >= 0.0, weights=data.weight)),
         }

@@ -34,6 +34,12 @@ rows themselves (singletons), warm-started from the previous σ shared among the
 
 Certificate (``lower_bound``): weak duality of (5) at the aggregated σ (or, linear kernel, the σ
 complementary slackness gives the primal) spread over the unlabeled entries, on all data.
+
+Row weights ω_i > 0 (a row's loss counts ω_i times; ``supports_weights``): p and n become the
+total weights of P and U, the loss terms of (5) carry ω_i, the box of σ_u is [0, c2 ω_u], and the
+clusters are the weighted means φ̄_k = Σ ω_i φ(x_i)/W_k with weights W_k = Σ_{C_k} ω_i — integer
+weights give the problem with rows repeated. A scipy.sparse X stays sparse for the linear kernel
+(only the K × d centroids are dense).
 """
 
 from __future__ import annotations
@@ -124,6 +130,15 @@ def optimal_bias(
     return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
 
 
+def _row_weights(data: PUData) -> NDArray[np.float64]:
+    """ω_i of every row (1 without row weights)."""
+    return np.ones(data.n) if data.weight is None else data.weight
+
+
+def _dense(X: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
+    return X.toarray() if sp.issparse(X) else X
+
+
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
     """The piece of ℓ an unlabeled point is on: 0 (f ≤ −1), 1 (−1 < f < 1), 2 (f ≥ 1)."""
     return (f > -1.0).astype(np.int64) + (f >= 1.0)
@@ -137,8 +152,8 @@ class PUAggregate:
     by the kernel forms).
     """
 
-    x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} x_i
-    weight: NDArray[np.float64]  # (K,) |C_k|
+    x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} ω_i x_i
+    weight: NDArray[np.float64]  # (K,) W_k = Σ_{i∈C_k} ω_i (|C_k| without row weights)
     labeled: NDArray[np.bool_]  # (K,) cluster of labeled positives
     partition: Partition
     kernel_sums: Any = None  # callable → H_ik = Σ_{j∈C_k} k(x_i, x_j), or None (linear)
@@ -147,9 +162,14 @@ class PUAggregate:
     def xbar(self) -> NDArray[np.float64]:
         return self.x_sum / self.weight[:, None]
 
+    row_weight: NDArray[np.float64] | None = None  # (N,) ω_i, None: every row weighs 1
+
     @cached_property
     def gram(self) -> NDArray[np.float64]:
-        T = self.partition.indicator() @ self.kernel_sums()  # T_kq = Σ_{C_k×C_q} k
+        S = self.partition.indicator()
+        if self.row_weight is not None:
+            S = S @ sp.diags(self.row_weight)
+        T = S @ self.kernel_sums()  # T_kq = Σ_{C_k×C_q} ω_i ω_j k
         return 0.5 * (T + T.T) / np.outer(self.weight, self.weight)
 
 
@@ -159,22 +179,27 @@ class PUSolution:
 
     ``norm_sq`` = ‖f − β‖² (‖w‖² or αᵀKα); ``cluster_sigma`` the σ of (6) per cluster of the
     aggregated problem (0 on labeled clusters) when a dual solver produced it. A kernel solution
-    is f(x) = Σ_k (ᾱ_k/|C_k|) Σ_{j∈C_k} k(x, x_j) + β: coefficients per cluster and the labels.
+    is f(x) = Σ_k (ᾱ_k/W_k) Σ_{j∈C_k} ω_j k(x, x_j) + β: coefficients per cluster, the labels
+    and the row weights.
     """
 
     bias: float
     coef: NDArray[np.float64] | None
     norm_sq: float
     cluster_sigma: NDArray[np.float64] | None = None
-    entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/|C_k|, kernel solutions
+    entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/W_k, kernel solutions
     labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
     train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
     partition: Partition | None = None  # the partition the solution was computed on
+    row_weight: NDArray[np.float64] | None = None  # (N,) ω_i of the training rows, or None
 
     @property
     def alpha(self) -> NDArray[np.float64] | None:
-        """α_i = ᾱ_k/|C_k| for every training row i ∈ C_k (kernel solutions), else None."""
-        return None if self.entry_coef is None else self.entry_coef[self.labels]
+        """α_i = ᾱ_k ω_i/W_k for every training row i ∈ C_k (kernel solutions), else None."""
+        if self.entry_coef is None:
+            return None
+        alpha = self.entry_coef[self.labels]
+        return alpha if self.row_weight is None else alpha * self.row_weight
 
 
 # ---------------------------------------------------------------------- the QPs in Pyomo
@@ -336,6 +361,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = PositiveUnlabeledData
     structures: ClassVar[tuple[type, ...]] = (PULearning,)
+    supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "usmo"  # measured the fastest exact one (docs/pu.md §5)
     citation: ClassVar[str] = (
         "Sansone, De Natale & Zhou (2019), Efficient Training for Positive Unlabeled Learning, "
@@ -367,6 +393,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     #: (X, labels, H) of the last partition whose kernel sums H were computed (kernel models)
     _kernel_cache: tuple[NDArray, NDArray, NDArray] | None = None
+    _cache_weight: NDArray[np.float64] | None = None  # the row weights H was summed with
 
     @classmethod
     def from_options(
@@ -400,8 +427,16 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return self.kernel.kind == "linear"
 
     def constants(self, data: PUData) -> tuple[float, float]:
-        """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem."""
-        return _constants(np.ones(data.n), data.labeled, self.prior, self.lam)
+        """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem (p, n: total row weights)."""
+        return _constants(_row_weights(data), data.labeled, self.prior, self.lam)
+
+    def check_data(self, data: PUData) -> None:
+        """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
+        if sp.issparse(data.X) and not self.linear:
+            raise DataError(
+                f"PU learning with the {self.kernel.kind} kernel needs dense X; convert it "
+                "(X.toarray()) or use the linear kernel, which keeps X sparse."
+            )
 
     # ------------------------------------------------------------------ clustering
     def default_rate(self, data: PUData) -> float:
@@ -423,16 +458,18 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         linear kernel uses the positives' centroid). Never worse than the class-mean direction:
         the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
+        omega = _row_weights(data)
         su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
+        sample_u = _dense(data.X[su])
+        weights_u = omega[su] * (omega[unl].sum() / omega[su].sum())
         if self.linear:
-            rows = np.vstack([data.X[pos].mean(axis=0), data.X[su]])
-            weights = np.r_[pos.size, np.full(su.size, unl.size / su.size)]
+            mean_p = np.asarray(omega[pos] @ data.X[pos]).ravel() / omega[pos].sum()
+            rows = np.vstack([mean_p, sample_u])
+            weights = np.r_[omega[pos].sum(), weights_u]
         else:
             sp_ = rng.choice(pos, size=min(pos.size, _SAMPLE_POSITIVE), replace=False)
-            rows = np.vstack([data.X[sp_], data.X[su]])
-            weights = np.r_[
-                np.full(sp_.size, pos.size / sp_.size), np.full(su.size, unl.size / su.size)
-            ]
+            rows = np.vstack([data.X[sp_], sample_u])
+            weights = np.r_[omega[sp_] * (omega[pos].sum() / omega[sp_].sum()), weights_u]
         mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
         return pu_scores(data.X[unl], rows, mask, weights, self.prior, self.lam, self.kernel)
 
@@ -441,16 +478,17 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         labeled = np.zeros(partition.n_clusters, dtype=bool)
         labeled[partition.labels[data.labeled]] = True
         return PUAggregate(
-            x_sum=partition.sums(data.X),
-            weight=partition.sizes.astype(np.float64),
+            x_sum=partition.dense_sums(data.weighted_X),
+            weight=partition.weights(data.weight),
             labeled=labeled,
             partition=partition,
             kernel_sums=None if self.linear else (lambda: self._kernel_sums(data, partition)),
+            row_weight=data.weight,
         )
 
     def _kernel_sums(self, data: PUData, partition: Partition) -> NDArray[np.float64]:
-        """H (N × K), H_ik = Σ_{j∈C_k} k(x_i, x_j): the centroid Gram is S H / (|C_k||C_q|) and
-        f = H (ᾱ/|C|) + β on every row. After a split only the split clusters' columns are new
+        """H (N × K), H_ik = Σ_{j∈C_k} ω_j k(x_i, x_j): the centroid Gram is S_ω H / (W_k W_q)
+        and f = H (ᾱ/W) + β on every row. After a split only the split clusters' columns are new
         (N × |rows of the split clusters but the largest part of each| kernel evaluations, the
         largest part being its parent's column minus its siblings'); memory O(N·K)."""
         cache, parent = self._kernel_cache, partition.parent
@@ -458,6 +496,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             cache is not None
             and parent is not None
             and cache[0] is data.X
+            and self._cache_weight is data.weight
             and parent.max() < cache[2].shape[1]
             and np.array_equal(parent[partition.labels], cache[1])
         ):
@@ -470,19 +509,23 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             first[1:] = parent[order][1:] != parent[order][:-1]
             derived, direct = order[first], order[~first]
             H = prev_H[:, parent]
-            H[:, direct] = self._column_sums(data.X, partition, direct)
+            H[:, direct] = self._column_sums(data.X, partition, direct, data.weight)
             siblings = sp.csr_matrix(
                 (np.ones(direct.size), (np.arange(direct.size), parent[direct])),
                 shape=(direct.size, prev_H.shape[1]),
             )
             H[:, derived] -= (H[:, direct] @ siblings)[:, parent[derived]]
         else:
-            H = self._column_sums(data.X, partition, np.arange(partition.n_clusters))
-        self._kernel_cache = (data.X, partition.labels, H)
+            clusters = np.arange(partition.n_clusters)
+            H = self._column_sums(data.X, partition, clusters, data.weight)
+        self._kernel_cache, self._cache_weight = (data.X, partition.labels, H), data.weight
         return H
 
-    def _column_sums(self, X: NDArray, partition: Partition, clusters: NDArray) -> NDArray:
-        """Σ_{j∈C_k} k(x_i, x_j) for every row i and the given clusters k (N × len(clusters))."""
+    def _column_sums(
+        self, X: NDArray, partition: Partition, clusters: NDArray, weight: NDArray | None
+    ) -> NDArray:
+        """Σ_{j∈C_k} ω_j k(x_i, x_j) for every row i and the given clusters k
+        (N × len(clusters); ω = 1 without row weights)."""
         out = np.empty((X.shape[0], clusters.size))
         if clusters.size == 0:
             return out
@@ -493,9 +536,13 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         rows = rows[np.argsort(group[rows], kind="stable")]  # members of each cluster contiguous
         starts = np.searchsorted(group[rows], np.arange(clusters.size))
         B = X[rows]
+        omega = None if weight is None else weight[rows]
         step = max(1, _BLOCK_ENTRIES // rows.size)
         for s in range(0, X.shape[0], step):
-            out[s : s + step] = np.add.reduceat(self.kernel(X[s : s + step], B), starts, axis=1)
+            block = self.kernel(X[s : s + step], B)
+            if omega is not None:
+                block *= omega
+            out[s : s + step] = np.add.reduceat(block, starts, axis=1)
         return out
 
     def _span(self, agg: PUAggregate) -> CentroidSpan | None:
@@ -645,7 +692,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def _dual_point(self, sigma: NDArray, agg: PUAggregate) -> tuple[PUSolution, float]:
         """(solution, lower bound on F^t) at σ of the aggregated (6), made feasible.
 
-        α from (7) per cluster, spread over the members (α_i = ᾱ_k/|C_k|); β the best bias for
+        α from (7) per cluster, spread over the members (α_i = ᾱ_k ω_i/W_k); β the best bias for
         that α (robust to a σ near, not at, a bound, unlike (16)); the lower bound is
         −((6) + ½ α_PᵀK̄_PPα_P).
         """
@@ -670,6 +717,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             entry_coef=alpha / weight,
             labels=agg.partition.labels,
             partition=agg.partition,
+            row_weight=agg.row_weight,
         )
         return solution, lower
 
@@ -709,6 +757,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             labels=agg.partition.labels if kernel else None,
             train_decision=answer.train_decision[agg.partition.labels] if singletons else None,
             partition=agg.partition,
+            row_weight=agg.row_weight if kernel else None,
         )
 
     # ------------------------------------------------------------------ evaluation
@@ -716,7 +765,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         self, data: PUData, solution: PUSolution, X: ArrayLike | None = None
     ) -> NDArray[np.float64]:
         """f(x) for the rows of X (default: the training rows)."""
-        X = data.X if X is None else check_predict_input(X, data.m, type(self).__name__)
+        if X is None:
+            X = data.X
+        else:
+            X = check_predict_input(X, data.m, type(self).__name__, accept_sparse=self.linear)
         if solution.coef is not None:
             return X @ solution.coef + solution.bias
         alpha = solution.alpha
@@ -735,24 +787,33 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return self.decision_function(data, solution)
 
     def evaluate(self, data: PUData, solution: PUSolution) -> Evaluation:
-        """E^t = (5) at the solution, with a bound on its rounding error; regime 0/1/2 of ℓ per
-        unlabeled row (0 for positives)."""
+        """E^t = (5) at the solution (loss terms × ω_i), with a bound on its rounding error;
+        regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
         f = self.training_scores(data, solution)
         c1, c2 = self.constants(data)
-        positive, pos_error = accurate_sum(f[data.labeled])
-        loss, loss_error = accurate_sum(double_hinge(f[~data.labeled]))
+        omega = _row_weights(data)
+        positive, pos_error = accurate_sum((omega * f)[data.labeled])
+        loss, loss_error = accurate_sum((omega * double_hinge(f))[~data.labeled])
+        if data.weight is not None:  # the products ω_i · f_i, ω_i · ℓ_i
+            pos_error += 2 * EPS * float(np.abs(omega * f)[data.labeled].sum())
+            loss_error += 2 * EPS * loss
         objective = 0.5 * solution.norm_sq - c1 * positive + c2 * loss
-        # |fl(f_i) − f_i| per row, summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|); kernel
-        # expansions: γ_K Σ|α| kmax)
+        # |fl(f_i) − f_i| per row, weighted and summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|);
+        # kernel expansions: γ_K Σ|α| kmax)
+        max_omega = float(omega.max())
+        total_weight = float(omega.sum()) * (1 + (data.n + 2) * EPS)
         if solution.coef is not None:
-            per_row = float(abs_column_sums(data.X) @ np.abs(solution.coef)) / data.n
-            score_error = (data.m + 3) * EPS * (per_row + abs(solution.bias))
+            weighted_rows = max_omega * float(abs_column_sums(data.X) @ np.abs(solution.coef))
+            score_error = (data.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
         else:
             mass = float(np.abs(solution.alpha).sum())
             score_error = (
-                (data.n + data.m + 3) * EPS * (mass * self._kernel_max(data) + abs(solution.bias))
+                (data.n + data.m + 3)
+                * EPS
+                * total_weight
+                * (mass * self._kernel_max(data) + abs(solution.bias))
             )
-        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * data.n * score_error
+        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * score_error
         error += (data.m + 2) * EPS * abs(solution.norm_sq)
         regime = np.where(data.labeled, 0, _regime(f))
         return Evaluation(float(objective), regime, None, error)
@@ -778,20 +839,26 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality for (5): c2 ℓ(f) = max_{σ∈[0,c2]} σf + min(σ, c2 − σ), so for every
-        σ ∈ [0, c2]^U and every (w, β), (5) ≥ −½‖w(σ)‖² + Σ_U min(σ_u, c2 − σ_u) + β ρ with
-        w(σ) = c1 Σ_P φ(x_i) − Σ_U σ_u φ(x_u) (7) and ρ = Σσ − π/(2λ). σ is the aggregated σ_k
-        spread over the unlabeled entries (σ_k/|C_k|), values within 1e-12 of 0, c2/2, c2
-        snapped to them; ρ costs |β*||ρ| with |β*| ≤ 1 + ‖w*‖ max√k(x,x) (β* lies between the
-        breakpoints ±1 − w*·φ(x_u)) and ‖w*‖ ≤ ‖g‖ + √(‖g‖² + 2E), ‖g‖ ≤ π√kmax/λ (from
-        ℓ(f) ≥ πf, which cancels β). Linear kernel: w(σ) on all data; other kernels: ‖w(σ)‖²
-        from the centroid Gram (exact for a σ constant on clusters)."""
+        """Weak duality for (5): c2 ω ℓ(f) = max_{σ∈[0,c2ω]} σf + min(σ, c2ω − σ), so for every
+        σ_u ∈ [0, c2 ω_u] and every (w, β), (5) ≥ −½‖w(σ)‖² + Σ_U min(σ_u, c2ω_u − σ_u) + β ρ
+        with w(σ) = c1 Σ_P ω_i φ(x_i) − Σ_U σ_u φ(x_u) (7) and ρ = Σσ − π/(2λ) (ω = 1 without
+        row weights). σ is the aggregated σ_k spread over the unlabeled entries (σ_k ω_u/W_k),
+        values within 1e-12 of 0, c2ω/2, c2ω snapped to them; ρ costs |β*||ρ| with
+        |β*| ≤ 1 + ‖w*‖ max√k(x,x) (β* lies between the breakpoints ±1 − w*·φ(x_u)) and
+        ‖w*‖ ≤ ‖g‖ + √(‖g‖² + 2E), ‖g‖ ≤ π√kmax/λ (from ℓ(f) ≥ πf, which cancels β). Linear
+        kernel: w(σ) on all data; other kernels: ‖w(σ)‖² from the centroid Gram (exact for a σ
+        proportional to ω on clusters)."""
         c2 = self.constants(data)[1]
         unl = ~data.labeled
+        box = c2 * _row_weights(data)
+        if data.weight is not None:
+            box *= 1 - 2 * EPS  # the floating-point box inside the exact [0, c2 ω_u]
         if dual is not None:
             sigma = dual.expand(data.n, evaluation.regime)
-            if sigma.size and (sigma.min() < 0.0 or sigma.max() > c2 or np.any(sigma[~unl] != 0)):
-                raise ValueError(f"the dual point leaves its box [0, {c2:g}] (or is set on P)")
+            if sigma.size and (
+                sigma.min() < 0.0 or np.any(sigma > box) or np.any(sigma[~unl] != 0)
+            ):
+                raise ValueError(f"the dual point leaves its box [0, {c2:g} ω] (or is set on P)")
             norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma)
             return self._bound_at(data, sigma, evaluation, upper, norm_sq, "the given dual point")
         part = solution.partition
@@ -804,13 +871,15 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             rebuilt = self._sigma_from_primal(data, solution, part)
             candidates.append((rebuilt, "the σ that complementary slackness gives the primal"))
         bounds = []
-        sizes = part.sizes.astype(np.float64)
+        totals = part.weights(data.weight)
+        omega = _row_weights(data)
         for cluster_sigma, what in candidates:
-            sigma = np.where(unl, (cluster_sigma / sizes)[part.labels], 0.0)
+            sigma = np.where(unl, (cluster_sigma / totals)[part.labels] * omega, 0.0)
             if self.linear:
-                for anchor in (0.0, 0.5 * c2, c2):
-                    sigma[np.abs(sigma - anchor) <= 1e-12 * c2] = anchor
-            sigma = np.clip(sigma, 0.0, c2)
+                for anchor in (0.0, 0.5, 1.0):
+                    near = np.abs(sigma - anchor * box) <= 1e-12 * box
+                    sigma[near] = anchor * box[near]
+            sigma = np.clip(sigma, 0.0, box)
             norm_sq = None if self.linear else solution.norm_sq
             source = f"dual (6) at {what} spread over the unlabeled entries, on all data"
             bounds.append(self._bound_at(data, sigma, evaluation, upper, norm_sq, source))
@@ -820,27 +889,30 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """The bound of :meth:`lower_bound` at a per-entry σ (``norm_sq``: ‖w(σ)‖² when known,
         else computed from the data — linear kernel)."""
         c1, c2 = self.constants(data)
+        omega = _row_weights(data)
         unl = ~data.labeled
         total = self.prior / (2.0 * self.lam)
         sum_sigma, sum_error = accurate_sum(sigma)
-        concave, concave_error = accurate_sum(np.minimum(sigma, c2 - sigma)[unl])
+        concave, concave_error = accurate_sum(np.minimum(sigma, c2 * omega - sigma)[unl])
+        if data.weight is not None:  # the products c2 ω_u
+            concave_error += 2 * EPS * float(np.abs(c2 * omega[unl]).sum())
         kmax = self._kernel_max(data)
+        positive_mass = c1 * float(omega[data.labeled].sum()) * (1 + data.n * EPS)
         if norm_sq is None:
-            alpha = np.where(data.labeled, c1, -sigma)
-            w, w_error = accurate_tdot(
-                data.X, alpha, abs_bound=max(c1, c2) * abs_column_sums(data.X)
-            )
+            alpha = np.where(data.labeled, c1 * omega, -sigma)
+            abs_bound = max(c1, c2) * float(omega.max()) * abs_column_sums(data.X)
+            w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound * (1 + 2 * EPS))
             norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
             norm_sq, quad_error = norm**2, (norm_up**2 - norm**2) * (1 + 4 * EPS)
         else:
-            quad_error = (data.n + 4) * EPS * (c1 * data.n_labeled + sum_sigma) ** 2 * kmax
+            quad_error = (data.n + 4) * EPS * (positive_mass + sum_sigma) ** 2 * kmax
         dual_value = -0.5 * norm_sq + concave
         g = self.prior * np.sqrt(kmax) / self.lam
         w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
         beta_bound = 1.0 + w_bound * np.sqrt(kmax)
         rho = abs(sum_sigma - total) + sum_error + EPS * total
         allowance = concave_error + 0.5 * quad_error + rho * beta_bound
-        if self.linear:
+        if self.linear and data.weight is None:
             point = DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
         else:
             support = np.flatnonzero(sigma)
@@ -848,20 +920,20 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Bound(dual_value - allowance, source, point, dual_value, allowance)
 
     def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
-        """‖w(σ)‖² = αᵀKα over the rows, α = c1 on P, −σ on U (kernel models, verify)."""
+        """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
         c1, _ = self.constants(data)
-        alpha = np.where(data.labeled, c1, -sigma)
+        alpha = np.where(data.labeled, c1 * _row_weights(data), -sigma)
         support = np.flatnonzero(alpha)
         Xs = data.X[support]
         return float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))
 
     def _sigma_from_primal(self, data: PUData, solution: PUSolution, part: Partition) -> NDArray:
-        """σ_k per cluster from complementary slackness at (w, β): 0 where f(x̄_k) < −1, c2|C_k|/2
-        inside, c2|C_k| above 1; clusters at f = ±1 are free and, by least squares, make
+        """σ_k per cluster from complementary slackness at (w, β): 0 where f(x̄_k) < −1, c2W_k/2
+        inside, c2W_k above 1; clusters at f = ±1 are free and, by least squares, make
         Σσ = π/(2λ) and w(σ) = w (7) hold as nearly as the box allows."""
         c1, c2 = self.constants(data)
-        weight = part.sizes.astype(np.float64)
-        x_sum = part.sums(data.X)
+        weight = part.weights(data.weight)
+        x_sum = part.dense_sums(data.weighted_X)
         xbar = x_sum / weight[:, None]
         labeled = np.zeros(weight.size, dtype=bool)
         labeled[part.labels[data.labeled]] = True
@@ -885,8 +957,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def solution_from_dict(
         self, data: PUData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> PUSolution:
-        """Linear: (w, b) by column; other kernels: f = Σ_i α_i k(x_i, ·) + b with α = c1 on the
-        positives and −σ on the unlabeled rows (7), σ the certificate's dual point."""
+        """Linear: (w, b) by column; other kernels: f = Σ_i α_i k(x_i, ·) + b with α = c1 ω on
+        the positives and −σ on the unlabeled rows (7), σ the certificate's dual point."""
         bias = float(payload["b"])
         if self.linear:
             w = payload["w"]
@@ -899,7 +971,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             raise DataError("A kernel PU solution is its dual expansion: the certificate's dual.")
         c1, _ = self.constants(data)
         sigma = dual.expand(data.n, None)
-        alpha = np.where(data.labeled, c1, -sigma)
+        alpha = np.where(data.labeled, c1 * _row_weights(data), -sigma)
         support = np.flatnonzero(alpha)
         Xs = data.X[support]
         norm_sq = float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))

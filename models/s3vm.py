@@ -14,7 +14,10 @@ written with one η per unlabeled entry (equivalent to the paper's η⁺/η⁻ p
 
 Aggregated problem (15): the same model on the centroids x̄_k of labeled clusters C_k (one label
 each) and unlabeled clusters D_k, with weights |C_k|, |D_k| on the losses and one binary d_k per
-unlabeled cluster. The full MIQP (14) is (15) on singleton clusters. Options of §4.3:
+unlabeled cluster. Row weights ω_i > 0 (``supports_weights``: row i's loss counts ω_i times in
+(12)) make the centroids weighted means and the cluster weights W_k = Σ ω_i; every argument
+below holds with them (the balance constraint and factors use weighted means and class
+totals). The full MIQP (14) is (15) on singleton clusters. Options of §4.3:
 ``balance="constraint"``: (1/|I_u|) Σ_{I_u} f(x_i) = (1/|I_l|) Σ_{I_l} y_i;
 ``balance="cost"``: M_l is multiplied by max{1, |I_l^∓|/|I_l^±|} on the minority class (the
 paper states the aim — a larger weight for the minority class — but prints the two ratios the
@@ -187,6 +190,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     problem_class: ClassVar[ProblemClass] = ProblemClass.MIQP
     gives_lower_bound: ClassVar[bool] = False
     data_type: ClassVar[type] = SemiSupervisedData
+    supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "highs-oa"  # the exact outer approximation on HiGHS
     citation: ClassVar[str] = (
         "Park & Klabjan (2016), §3.3, problems (12)-(16), Lemma 1, Prop. 5; "
@@ -244,10 +248,12 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             raise DataError("No unlabeled rows: S3VM needs unlabeled rows (empty target).")
 
     def balance_factors(self, data: S3VMData) -> tuple[float, float]:
-        """Multipliers of M_l for classes (−1, +1): 1 unless ``balance="cost"``."""
+        """Multipliers of M_l for classes (−1, +1): 1 unless ``balance="cost"`` (then the ratios
+        of the classes' sizes, total row weights with weights)."""
         if self.balance != "cost":
             return 1.0, 1.0
-        n_neg, n_pos = (data.y < 0).sum(), (data.y > 0).sum()
+        omega = _row_weights(data)
+        n_neg, n_pos = omega[data.y < 0].sum(), omega[data.y > 0].sum()
         return max(1.0, n_pos / n_neg), max(1.0, n_neg / n_pos)
 
     # ------------------------------------------------------------------ clustering
@@ -279,11 +285,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: S3VMData, partition: Partition) -> S3VMAggregate:
-        weight = partition.sizes.astype(np.float64)
+        weight = partition.weights(data.weight)
         kind = np.zeros(partition.n_clusters)
         kind[partition.labels] = data.y  # clusters never mix groups
-        centroids = partition.means(data.X)
-        centroids = centroids.toarray() if sp.issparse(centroids) else centroids
+        centroids = _centroids(data, partition)
         unl = kind == 0
         center = weight[unl] @ centroids[unl] / weight[unl].sum()
         span = CentroidSpan.of(centroids - center)
@@ -297,7 +302,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             kind=kind,
             cost=cost * weight,
             center=center,
-            y_l=float(data.y[data.labeled].mean()),
+            y_l=float(np.average(data.y[data.labeled], weights=_row_weights(data)[data.labeled])),
             partition=partition,
             data=data,
         )
@@ -683,9 +688,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     @staticmethod
     def _radii(data: S3VMData, partition: Partition, clusters: NDArray) -> NDArray[np.float64]:
-        """ρ_k = max_{i∈C_k} ‖x_i − x̄_k‖ for the given clusters (rounded up slightly)."""
-        centroids = partition.means(data.X)
-        centroids = centroids.toarray() if sp.issparse(centroids) else centroids
+        """ρ_k = max_{i∈C_k} ‖x_i − x̄_k‖ for the given clusters, x̄_k the (weighted) centroid
+        of (15) (rounded up slightly)."""
+        centroids = _centroids(data, partition)
         wanted = np.zeros(partition.n_clusters, dtype=bool)
         wanted[clusters] = True
         rows = np.flatnonzero(wanted[partition.labels])
@@ -703,13 +708,15 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     # ------------------------------------------------------------------ evaluation
     def _objective(self, data: S3VMData, f: NDArray, w: NDArray) -> float:
-        """(12) at a hyperplane: ½‖w‖² + M_l Σ β_y max{0, 1 − y f} + M_u Σ max{0, 1 − |f|}."""
+        """(12) at a hyperplane: ½‖w‖² + M_l Σ β_y ω_i max{0, 1 − y f} + M_u Σ ω_i max{0,
+        1 − |f|} (ω = 1 without row weights)."""
         beta_neg, beta_pos = self.balance_factors(data)
+        omega = _row_weights(data)
         lab = data.labeled
         y = data.y[lab]
-        weight = self.M_l * np.where(y < 0, beta_neg, beta_pos)
+        weight = self.M_l * np.where(y < 0, beta_neg, beta_pos) * omega[lab]
         labeled = weight @ np.maximum(0.0, 1.0 - y * f[lab])
-        unlabeled = self.M_u * np.maximum(0.0, 1.0 - np.abs(f[~lab])).sum()
+        unlabeled = self.M_u * omega[~lab] @ np.maximum(0.0, 1.0 - np.abs(f[~lab]))
         return float(0.5 * w @ w + labeled + unlabeled)
 
     @staticmethod
@@ -798,6 +805,17 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             },
             "big_m": solution.big_m,
         }
+
+
+def _row_weights(data: S3VMData) -> NDArray[np.float64]:
+    """ω_i of every row (1 without row weights)."""
+    return np.ones(data.n) if data.weight is None else data.weight
+
+
+def _centroids(data: S3VMData, partition: Partition) -> NDArray[np.float64]:
+    """x̄_k = Σ_{C_k} ω_i x_i / W_k, dense K × m (the plain means without row weights)."""
+    sums = partition.dense_sums(data.weighted_X)
+    return sums / partition.weights(data.weight)[:, None]
 
 
 MODEL = S3VMModel

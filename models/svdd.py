@@ -25,6 +25,11 @@ with R² = R̄², the aggregated radius (at the certified optimum, an optimal ra
 
 libsvm's one-class ν-SVM solves min ½αᵀKα s.t. Σα = νN, 0 ≤ α ≤ 1; for the RBF kernel
 (K_ii = 1) that is this dual with β = α/(νN), i.e. ν = 1/(N·C).
+
+Row weights ω_i > 0 (row i's loss counts ω_i times; ``supports_weights``): C Σ_i ω_i max{0, ·}
+in (P), box 0 ≤ β_i ≤ Cω_i, weighted centroids and scatter (K̄, d̄_k and s_k with ω), b_k ≤ C W_k;
+feasible when C Σ ω_i ≥ 1. scikit-learn's libsvm with ``sample_weight`` ω: α_i ≤ ω_i and
+Σα = ν Σω, so ν = 1/(C Σω) maps it (β = α/(ν Σω)); tested.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import Bound, DualPoint, accurate_sum
+from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
 from aidopt.contract import Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
@@ -78,14 +83,16 @@ class SVDDModel(KernelDomainModel):
 
     def check_data(self, data: FeatureData) -> None:
         super().check_data(data)
-        if self.C * data.n < 1.0:
+        total = data.total_weight
+        if self.C * total < 1.0:
+            what = "N" if data.weight is None else "Σ ω_i"
             raise DataError(
-                f"SVDD is infeasible for C = {self.C:g} < 1/N = {1.0 / data.n:g}: the dual needs "
-                "Σβ = 1 with β_i ≤ C. Use C ≥ 1/N (libsvm's ν = 1/(N·C) ≤ 1)."
+                f"SVDD is infeasible for C = {self.C:g} < 1/{what} = {1.0 / total:g}: the dual "
+                "needs Σβ = 1 with β_i ≤ Cω_i. Use C ≥ 1/N (libsvm's ν = 1/(N·C) ≤ 1)."
             )
 
     def _upper(self, agg: DomainAggregate) -> NDArray[np.float64]:
-        return self.C * agg.weight  # C|C_k|
+        return self.C * agg.weight  # C W_k
 
     # ------------------------------------------------------------------ the aggregated dual
     def build(self, agg: DomainAggregate) -> pyo.ConcreteModel:
@@ -171,16 +178,21 @@ class SVDDModel(KernelDomainModel):
 
     # ------------------------------------------------------------------ evaluation, certificate
     def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
-        """E(ā) = min_{R²} R² + C Σ_i max{0, ‖φ(x_i) − ā‖² − R²} on all data (the best radius for
-        the centre); regime [‖φ(x_i) − ā‖² > R̄²] against the aggregated radius."""
+        """E(ā) = min_{R²} R² + C Σ_i ω_i max{0, ‖φ(x_i) − ā‖² − R²} on all data (the best
+        radius for the centre); regime [‖φ(x_i) − ā‖² > R̄²] against the aggregated radius."""
         domain = solution.domain
         dist_sq = self._dist_sq(data, solution)
-        r2 = best_radius(dist_sq, np.full(data.n, self.C))
-        hinge, hinge_error = accurate_sum(np.maximum(dist_sq - r2, 0.0))
+        omega = np.ones(data.n) if data.weight is None else data.weight
+        r2 = best_radius(dist_sq, self.C * omega)
+        hinges = omega * np.maximum(dist_sq - r2, 0.0)
+        hinge, hinge_error = accurate_sum(hinges)
+        total = data.total_weight * (1 + data.n * EPS)
+        if data.weight is not None:
+            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
         kmax = self.kernel_max(data)
         one = self.expansion_error(domain, kmax, data.m, data.n)
-        error = self.C * (hinge_error + data.n * 3 * one)
-        error += self.C * data.n * self.quad_error(domain, data.n, kmax)
+        error = self.C * (hinge_error + total * 3 * one)
+        error += self.C * total * self.quad_error(domain, data.n, kmax)
         regime = (dist_sq > solution.radius_sq).astype(np.int64)
         return Evaluation(r2 + self.C * hinge, regime, None, error)
 
@@ -196,18 +208,20 @@ class SVDDModel(KernelDomainModel):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
-        """Weak duality for (P) at β with 0 ≤ β ≤ C: E* ≥ Σβ_i K_ii − βᵀKβ + R²(1 − Σβ) for the
-        optimal R² ∈ [0, 4·max K_ii]; β_i = b_k/|C_k| gives Σβ_i K_ii = Σ b_k d̄_k and
-        βᵀKβ = bᵀK̄b exactly, and |1 − Σβ| is rounding only."""
+        """Weak duality for (P) at β with 0 ≤ β_i ≤ Cω_i: E* ≥ Σβ_i K_ii − βᵀKβ + R²(1 − Σβ)
+        for the optimal R² ∈ [0, 4·max K_ii]; β_i = b_k ω_i/W_k gives Σβ_i K_ii = Σ b_k d̄_k
+        and βᵀKβ = bᵀK̄b exactly, and |1 − Σβ| is rounding only (with row weights the box is
+        rounded down into the exact one; what that takes from Σβ is in |1 − Σβ|)."""
         kernel = self.kernel_for(data.m)
+        top = self.C if data.weight is None else self.C * data.weight * (1 - 2 * EPS)
         if dual is None:
-            beta = np.minimum(solution.entry_duals(), self.C)
+            beta = np.minimum(solution.entry_duals(data.weight), top)
             source = "SVDD dual at the aggregated dual spread over the entries, on all data"
         else:
             beta = dual.expand(data.n, None)
             source = "SVDD dual at the given dual point"
-        if beta.size and (beta.min() < 0.0 or beta.max() > self.C):
-            raise ValueError(f"the dual point leaves its box [0, {self.C:g}]")
+        if beta.size and (beta.min() < 0.0 or np.any(beta > top)):
+            raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i]")
         linear, linear_error = accurate_sum(beta * kernel.diag(data.X))
         total, total_error = accurate_sum(beta)
         kmax = self.kernel_max(data)
@@ -221,7 +235,8 @@ class SVDDModel(KernelDomainModel):
     def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
         kernel = solution.domain.kernel
         dist_sq = self._dist_sq(data, solution)
-        r2 = best_radius(dist_sq, np.full(data.n, self.C))
+        omega = np.ones(data.n) if data.weight is None else data.weight
+        r2 = best_radius(dist_sq, self.C * omega)
         return {
             "kernel": {
                 "kind": kernel.kind,
@@ -231,7 +246,7 @@ class SVDDModel(KernelDomainModel):
             },
             "radius_sq": r2,
             "n_support_entries": int(solution.support_vectors.shape[0]),
-            "share_inside": float(np.mean(dist_sq <= r2)),
+            "share_inside": float(np.average(dist_sq <= r2, weights=data.weight)),
         }
 
 

@@ -86,15 +86,21 @@ _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplan
 
 
 def centroid_gram_sums(
-    kernel: Kernel, X: NDArray[np.float64], partition: Partition, rows: NDArray | None = None
+    kernel: Kernel,
+    X: NDArray[np.float64],
+    partition: Partition,
+    rows: NDArray | None = None,
+    weight: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """T_kq = Σ_{i∈C_k} Σ_{j∈C_q} K(x_i, x_j) (K̄ = T / (|C_k||C_q|)), block-wise.
+    """T_kq = Σ_{i∈C_k} Σ_{j∈C_q} w_i w_j K(x_i, x_j) (K̄ = T / (W_k W_q); w = 1, W_k = |C_k|
+    without row weights), block-wise.
 
     With ``rows`` (entry indices) only the contributions of those entries are summed, i.e. the
     rows of T for the clusters that contain them (all of whose entries must be in ``rows``).
     """
-    S = partition.indicator()  # K × n
-    K = partition.n_clusters
+    n, K = X.shape[0], partition.n_clusters
+    w = np.ones(n) if weight is None else weight
+    S = sp.csr_matrix((w, (partition.labels, np.arange(n))), shape=(K, n))  # weighted indicator
     idx = np.arange(X.shape[0]) if rows is None else rows
     T = np.zeros((K, K))
     step = max(1, _BLOCK_ENTRIES // max(1, K))
@@ -102,7 +108,7 @@ def centroid_gram_sums(
         part = idx[start : start + step]
         P = kernel_times(kernel, X[part], X, S.T)  # |part| × K: Σ_{j∈C_q} K(x_i, x_j)
         owner = sp.csr_matrix(
-            (np.ones(part.size), (partition.labels[part], np.arange(part.size))),
+            (w[part], (partition.labels[part], np.arange(part.size))),
             shape=(K, part.size),
         )
         T += owner @ P
@@ -114,9 +120,11 @@ def refreshed_gram_sums(
     X: NDArray[np.float64],
     partition: Partition,
     cache: tuple[NDArray, NDArray, NDArray] | None,
+    weight: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """T for ``partition``; when ``cache`` = (X, labels, T) of its parent partition, only the
-    rows and columns of the clusters that a split changed are recomputed."""
+    """T for ``partition`` (row weights ``weight``); when ``cache`` = (X, labels, T) of its
+    parent partition with the same weights, only the rows and columns of the clusters that a
+    split changed are recomputed."""
     parent = partition.parent
     if (
         cache is None
@@ -126,13 +134,13 @@ def refreshed_gram_sums(
         or parent.max() >= cache[2].shape[0]
         or not np.array_equal(parent[partition.labels], cache[1])
     ):
-        return centroid_gram_sums(kernel, X, partition)
+        return centroid_gram_sums(kernel, X, partition, weight=weight)
     prev_labels, prev_T = cache[1], cache[2]
     prev_sizes = np.bincount(prev_labels, minlength=prev_T.shape[0])
     remade = partition.sizes != prev_sizes[parent]
     T = prev_T[np.ix_(parent, parent)]
     rows = np.flatnonzero(remade[partition.labels])
-    fresh = centroid_gram_sums(kernel, X, partition, rows)
+    fresh = centroid_gram_sums(kernel, X, partition, rows, weight)
     T[remade, :] = fresh[remade, :]
     T[:, remade] = fresh[remade, :].T
     return T
@@ -144,13 +152,14 @@ class KernelSVMAggregate:
 
     gram_sum: NDArray[np.float64]  # (K, K) T_kq = Σ Σ K(x_i, x_j)
     label: NDArray[np.float64]  # (K,) ȳ_k
-    weight: NDArray[np.float64]  # (K,) |C_k|
+    weight: NDArray[np.float64]  # (K,) W_k = Σ_{C_k} w_i (|C_k| without row weights)
     partition: Partition
     X: NDArray[np.float64]  # the original data (a reference, for the support vectors)
+    row_weight: NDArray[np.float64] | None = None  # (n,) w_i, None: every row weighs 1
 
     @property
     def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (|C_k||C_q|)."""
+        """K̄_kq = T_kq / (W_k W_q)."""
         return self.gram_sum / np.outer(self.weight, self.weight)
 
 
@@ -162,7 +171,7 @@ class KernelSVMSolution:
     cluster_labels: NDArray[np.int64]
     intercept: float
     support_vectors: NDArray[np.float64]
-    dual_coef: NDArray[np.float64]  # ᾱ_k ȳ_k / |C_k| for each entry of a support cluster
+    dual_coef: NDArray[np.float64]  # ᾱ_k ȳ_k w_i / W_k for each entry i of a support cluster
     kernel: Kernel
     norm_sq: float  # ‖w̄‖² = (ᾱ∘ȳ)ᵀ K̄ (ᾱ∘ȳ)
 
@@ -176,8 +185,8 @@ class KernelSVMSolution:
         return kernel_times(self.kernel, X, sv, self.dual_coef) + self.intercept
 
     def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        """α̂_i = ᾱ_k / |C_k| for every entry (feasible for (6); optimal when certified); as
-        the linear solution's, ``weight`` spreads ᾱ_k by row weights."""
+        """α̂_i = ᾱ_k w_i / W_k for every entry (w = 1, W_k = |C_k| without ``weight``):
+        feasible for (6) with the box [0, M w_i]; optimal when certified."""
         return cluster_duals(self.cluster_labels, self.alpha, weight)
 
 
@@ -194,6 +203,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), Appendix B, problems (20)-(21)"
     options: ClassVar[tuple[Option, ...]] = (
         Option("M", 0.1, "penalty M of (6) (libsvm's C)", low=0.0),
@@ -202,6 +212,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     #: (X, labels, T) of the last aggregate, so that a split recomputes only the split clusters
     _cache: tuple[NDArray, NDArray, NDArray] | None = None
+    _cache_weight: NDArray[np.float64] | None = None  # the row weights T was summed with
 
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
@@ -237,13 +248,19 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> KernelSVMAggregate:
-        weight = partition.sizes.astype(np.float64)
-        label = partition.sums(data.y) / weight
+        """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k."""
+        label = partition.sums(data.y) / partition.sizes
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        T = refreshed_gram_sums(self.kernel_for(data.m), data.X, partition, self._cache)
-        self._cache = (data.X, partition.labels, T)
+        cache = self._cache if self._cache_weight is data.weight else None
+        T = refreshed_gram_sums(self.kernel_for(data.m), data.X, partition, cache, data.weight)
+        self._cache, self._cache_weight = (data.X, partition.labels, T), data.weight
         return KernelSVMAggregate(
-            gram_sum=T, label=label, weight=weight, partition=partition, X=data.X
+            gram_sum=T,
+            label=label,
+            weight=partition.weights(data.weight),
+            partition=partition,
+            X=data.X,
+            row_weight=data.weight,
         )
 
     # ------------------------------------------------------------------ aggregated dual (21)
@@ -307,7 +324,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     def to_structure(
         self, kind: type, agg: KernelSVMAggregate, previous: Previous | None
     ) -> WeightedSVM:
-        """(21) as the weighted SVM with the Gram matrix K̄, weights |C_k|, C = M."""
+        """(21) as the weighted SVM with the Gram matrix K̄, weights W_k, C = M."""
         return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, gram=agg.gram)
 
     def from_structure(
@@ -326,21 +343,33 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             b = optimal_intercept(g, agg.label, self.M * agg.weight)
         labels = agg.partition.labels
         support = (alpha > 0)[labels]
+        coef = (ay / agg.weight)[labels[support]]
+        if agg.row_weight is not None:
+            coef = coef * agg.row_weight[support]
         return KernelSVMSolution(
             alpha=alpha,
             cluster_labels=labels,
             intercept=float(b),
             support_vectors=agg.X[support],
-            dual_coef=(ay / agg.weight)[labels[support]],
+            dual_coef=coef,
             kernel=self.kernel_for(agg.X.shape[1]),
             norm_sq=float(ay @ g),
         )
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(self, data: SVMData, solution: KernelSVMSolution) -> Evaluation:
-        """E^t = ½‖w̄‖² + M Σ_i max{0, 1 − y_i f(x_i)}, with a bound on its rounding error."""
+        """E^t = ½‖w̄‖² + M Σ_i ω_i max{0, 1 − y_i f(x_i)} (row weights ω_i, 1 unweighted),
+        with a bound on its rounding error."""
         violation = 1.0 - data.y * solution.decision_function(data.X)
-        hinge, hinge_error = accurate_sum(np.maximum(violation, 0.0))
+        hinges = np.maximum(violation, 0.0)
+        omega = data.weight
+        total_weight = float(data.n)
+        if omega is not None:
+            hinges *= omega
+            total_weight = float(omega.sum()) * (1 + (data.n + 2) * EPS)
+        hinge, hinge_error = accurate_sum(hinges)
+        if omega is not None:
+            hinge_error += 2 * EPS * float(hinges.sum())  # the products ω_i · hinge_i
         kmax = self._kernel_max(data)
         n_sv = solution.support_vectors.shape[0]
         score_error = (
@@ -348,7 +377,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             * EPS
             * (float(np.abs(solution.dual_coef).sum()) * kmax + abs(solution.intercept) + 1.0)
         )
-        error = self.M * (hinge_error + data.n * score_error) + self._quad_error(
+        error = self.M * (hinge_error + total_weight * score_error) + self._quad_error(
             solution, data, kmax
         )
         return Evaluation(
@@ -378,27 +407,30 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         dual: DualPoint | None = None,
     ) -> Bound | None:
         """Weak duality on (6) in feature space: Σα_i − ½‖Σ α_i y_i φ(x_i)‖² − b*Σα_i y_i ≤ E*
-        for 0 ≤ α ≤ M. α̂_i = ᾱ_k/|C_k| spread from the clusters gives Σα̂_i = Σ_k ᾱ_k,
-        Σα̂_i y_i = Σ_k ᾱ_k ȳ_k and ‖w‖² = (ᾱ∘ȳ)ᵀK̄(ᾱ∘ȳ) exactly; |b*| ≤ 1 + ‖w*‖ max√K(x,x),
-        ‖w*‖ ≤ √(2E). With ``dual`` (the support entries' α̂, ``aidopt verify``) the same on
-        the entries, the solution being that dual's own expansion."""
+        for 0 ≤ α_i ≤ M ω_i (row weights ω_i; 1 unweighted). α̂_i = ᾱ_k ω_i / W_k spread from
+        the clusters gives Σα̂_i = Σ_k ᾱ_k, Σα̂_i y_i = Σ_k ᾱ_k ȳ_k and ‖w‖² = (ᾱ∘ȳ)ᵀK̄(ᾱ∘ȳ)
+        exactly; |b*| ≤ 1 + ‖w*‖ max√K(x,x), ‖w*‖ ≤ √(2E). With ``dual`` (the support entries'
+        α̂, ``aidopt verify``) the same on the entries, the solution being that dual's own
+        expansion."""
+        omega = np.ones(data.n) if data.weight is None else data.weight
+        box = self.M * omega if data.weight is None else self.M * omega * (1 - 2 * EPS)
         if dual is None:
             labels = solution.cluster_labels
-            sizes = np.bincount(labels, minlength=solution.alpha.size)
+            totals = np.bincount(labels, weights=omega, minlength=solution.alpha.size)
             cluster_label = np.zeros(solution.alpha.size)
             cluster_label[labels] = data.y
             if np.any(solution.alpha < 0) or np.any(
-                solution.alpha > self.M * sizes * (1 + 8 * EPS)
+                solution.alpha > self.M * totals * (1 + (data.n + 8) * EPS)
             ):
                 return None
-            alpha = np.minimum(solution.alpha, self.M * sizes)  # rounding only
+            alpha = np.minimum(solution.alpha, self.M * totals)  # rounding only
             signed = alpha * cluster_label
             source = "dual (6) at the aggregated dual (21) spread over the entries"
-            entries = np.minimum(cluster_duals(labels, alpha), self.M)
+            entries = np.minimum(cluster_duals(labels, alpha, data.weight), box)
         else:
             entries = dual.expand(data.n, None)
-            if entries.size and (entries.min() < 0.0 or entries.max() > self.M):
-                raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
+            if entries.size and (entries.min() < 0.0 or np.any(entries > box)):
+                raise ValueError(f"the dual point leaves its box [0, {self.M:g} w_i]")
             alpha, signed = entries, entries * data.y
             source = "dual (6) at the given dual point"
         total, total_error = accurate_sum(alpha)
@@ -408,6 +440,10 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0) * kmax)
         allowance = total_error + self._quad_error(solution, data, kmax)
         allowance += (abs(rho) + rho_error) * b_bound
+        if dual is None and data.weight is not None:
+            # ᾱ_k ≤ M fl(W_k) ≤ M W_k (1 + δ), δ = (n + 2)ε: (1 − δ)ᾱ is in the exact box and
+            # D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
+            allowance += (data.n + 2) * EPS * (total + total_error)
         support = np.flatnonzero(entries)
         point = DualPoint(None, support.astype(np.int64), entries[support])
         return Bound(dual_value - allowance, source, point, dual_value, allowance)

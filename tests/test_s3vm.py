@@ -40,16 +40,18 @@ def make_data(seed, n_l=6, n_u=8, m=2):
     return X[order], y[order]
 
 
-def brute_force(X, y, M_l, M_u, balance):
-    """E* of (12) by Lemma 1: the best of the convex SVMs over every labelling d of I_u, each
-    built here in the full space (no span reduction, no big-M) and solved by HiGHS' QP."""
+def brute_force(X, y, M_l, M_u, balance, omega=None):
+    """E* of (12) (row weights ``omega``: row i's loss counts ω_i times) by Lemma 1: the best of
+    the convex SVMs over every labelling d of I_u, each built here in the full space (no span
+    reduction, no big-M) and solved by HiGHS' QP."""
     lab = ~np.isnan(y)
-    XL, yL, XU = X[lab], y[lab], X[~lab]
+    omega = np.ones(len(y)) if omega is None else omega
+    XL, yL, XU, wL, wU = X[lab], y[lab], X[~lab], omega[lab], omega[~lab]
     n, m = X.shape
-    weight = np.full(len(yL), M_l)
+    weight = np.full(len(yL), M_l) * wL
     if balance == "cost":
-        n_pos, n_neg = (yL > 0).sum(), (yL < 0).sum()
-        weight = M_l * np.where(yL > 0, max(1, n_neg / n_pos), max(1, n_pos / n_neg))
+        n_pos, n_neg = wL[yL > 0].sum(), wL[yL < 0].sum()
+        weight = weight * np.where(yL > 0, max(1, n_neg / n_pos), max(1, n_pos / n_neg))
     best = np.inf
     for d in itertools.product([-1.0, 1.0], repeat=len(XU)):
         labels = np.r_[yL, d]
@@ -57,11 +59,12 @@ def brute_force(X, y, M_l, M_u, balance):
         A = sp.hstack([sp.csr_matrix(labels[:, None] * Z), labels[:, None], sp.eye(n)])
         lo, hi = np.ones(n), np.full(n, np.inf)
         if balance == "constraint":
-            row = np.r_[XU.mean(axis=0), 1.0, np.zeros(n)][None, :]
+            row = np.r_[np.average(XU, axis=0, weights=wU), 1.0, np.zeros(n)][None, :]
             A = sp.vstack([A, row])
-            lo, hi = np.r_[lo, yL.mean()], np.r_[hi, yL.mean()]
+            y_l = np.average(yL, weights=wL)
+            lo, hi = np.r_[lo, y_l], np.r_[hi, y_l]
         program = MatrixProgram(
-            c=np.r_[np.zeros(m + 1), weight, np.full(len(XU), M_u)],
+            c=np.r_[np.zeros(m + 1), weight, M_u * wU],
             A=sp.csc_matrix(A),
             row_lower=lo,
             row_upper=hi,
@@ -89,6 +92,25 @@ def test_certified_aid_equals_brute_force(solver, seed, balance):
     assert result.objective == pytest.approx(reference, rel=1e-6)
     cert = result.solution_dict["certificate"]
     assert cert["certified"] and cert["upper_bound"] - cert["lower_bound"] <= 1e-6 * reference
+
+
+@pytest.mark.parametrize(("seed", "balance"), [(5, "constraint"), (6, "cost"), (7, None)])
+def test_row_weights_reach_the_weighted_brute_force_and_equal_repeated_rows(seed, balance):
+    X, y = make_data(seed)
+    omega = np.random.default_rng(seed).uniform(0.2, 3.0, size=len(y))
+    model = S3VMModel(M_l=1.0, M_u=0.5, balance=balance)
+    options = {"solver": "highs-oa", "rate": 0.3, "random_state": seed}
+    weighted = AIDSolver(model, **options).solve(S3VMData.from_arrays(X, y, weight=omega))
+    assert weighted.status is AIDStatus.OPTIMAL and weighted.certified
+    reference = brute_force(X, y, 1.0, 0.5, balance, omega)
+    assert weighted.objective == pytest.approx(reference, rel=1e-6)
+
+    counts = np.random.default_rng(seed + 1).integers(1, 3, size=len(y))
+    counted = AIDSolver(model, **options).solve(S3VMData.from_arrays(X, y, weight=counts))
+    repeated = S3VMData.from_arrays(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    plain = AIDSolver(model, **options).solve(repeated)
+    assert counted.status is plain.status is AIDStatus.OPTIMAL
+    assert counted.objective == pytest.approx(plain.objective, rel=1e-6)
 
 
 @needs_gurobi

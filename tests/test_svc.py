@@ -416,3 +416,19 @@ def test_bench_svc_tables_writes_runs_and_the_paper_beside(tmp_path):
     bsgd = runs[runs["method"].str.startswith("bsgd")]
     assert (bsgd["J_over_Jstar"] >= 1.0 - 1e-9).all()  # no heuristic beats the certified optimum
     assert "paper:" in (tmp_path / "svc_tables.md").read_text() and "nmi" in out.stdout
+
+
+def test_merge_collapses_many_coincident_equilibria_without_all_pairs():
+    """Mean shift sends most strip rows to a few points (10^5 rows at N = 10^6): all pairs among
+    them would be 10^10; the grid cells make them one first."""
+    from aidopt.svc.labelling import _merge
+
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    points = centres[rng.integers(3, size=300_000)] + 1e-9 * rng.standard_normal((300_000, 2))
+    reps, owner = _merge(points, 1e-4)
+    assert reps.shape == (3, 2)
+    np.testing.assert_allclose(reps[owner], points, atol=1e-7)
+    chain = np.c_[np.arange(5) * 0.9e-4, np.zeros(5)]  # single linkage: a chain is one
+    assert _merge(chain, 1e-4)[0].shape[0] == 1
+    assert _merge(np.array([[0.0, 0.0], [2e-4, 0.0]]), 1e-4)[0].shape[0] == 2

@@ -17,6 +17,7 @@ Errors name the problem: shapes, NaN/inf, a missing or non-numeric column, a sin
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
@@ -82,17 +83,33 @@ def _python(value: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class FeatureData(_Rows):
-    """Features only: X (n × m)."""
+    """Features only: X (n × m); optionally row weights w > 0 (as :class:`RegressionData`)."""
 
     X: NDArray[np.float64]
     feature_names: tuple[str, ...]
     target_name: str | None = None
+    weight: NDArray[np.float64] | None = None
     target: ClassVar[str] = "none"
 
     @classmethod
-    def from_arrays(cls, X: ArrayLike, feature_names: list[str] | None = None) -> FeatureData:
+    def from_arrays(
+        cls,
+        X: ArrayLike,
+        feature_names: list[str] | None = None,
+        *,
+        weight: ArrayLike | None = None,
+    ) -> FeatureData:
         X = check_matrix(X, "X")
-        return cls(X=X, feature_names=check_feature_names(feature_names, X.shape[1]))
+        return cls(
+            X=X,
+            feature_names=check_feature_names(feature_names, X.shape[1]),
+            weight=_row_weights(weight, X.shape[0]),
+        )
+
+    @property
+    def total_weight(self) -> float:
+        """N = Σ_i w_i (the number of rows without row weights)."""
+        return float(self.n) if self.weight is None else math.fsum(self.weight)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str | None = None) -> FeatureData:
@@ -227,12 +244,14 @@ class BinaryData(_Rows):
 
 @dataclass(frozen=True, eq=False)
 class PositiveUnlabeledData(_Rows):
-    """PU data: X (N × d) and the mask of the labeled positives (the rest is unlabeled)."""
+    """PU data: X (N × d, dense or CSR) and the mask of the labeled positives (the rest is
+    unlabeled); optionally row weights w > 0 (as :class:`RegressionData`)."""
 
     X: NDArray[np.float64]
     labeled: NDArray[np.bool_]
     feature_names: tuple[str, ...]
     target_name: str = "s"
+    weight: NDArray[np.float64] | None = None
     target: ClassVar[str] = "required"
 
     def __post_init__(self) -> None:
@@ -257,9 +276,12 @@ class PositiveUnlabeledData(_Rows):
         labeled: ArrayLike,
         feature_names: list[str] | None = None,
         target_name: str = "s",
+        *,
+        weight: ArrayLike | None = None,
     ) -> PositiveUnlabeledData:
-        """Validate X (finite numbers) and the 0/1 (or bool) labels: 1 = labeled positive."""
-        X = check_matrix(X, "X")
+        """Validate X (finite numbers; scipy.sparse kept as CSR) and the 0/1 (or bool) labels:
+        1 = labeled positive."""
+        X = check_matrix(X, "X", accept_sparse=True)
         s = np.asarray(labeled)
         if s.ndim != 1 or s.shape[0] != X.shape[0]:
             raise DataError(f"X has shape {X.shape} but the labels have shape {s.shape}.")
@@ -274,7 +296,11 @@ class PositiveUnlabeledData(_Rows):
             s = s == 1
         names = check_feature_names(feature_names, X.shape[1])
         return cls(
-            X=X, labeled=np.ascontiguousarray(s), feature_names=names, target_name=target_name
+            X=X,
+            labeled=np.ascontiguousarray(s),
+            feature_names=names,
+            target_name=target_name,
+            weight=_row_weights(weight, X.shape[0]),
         )
 
     @classmethod
@@ -305,7 +331,8 @@ _NEG, _POS, _UNL = 0, 1, 2  # entry groups of semi-supervised data
 
 @dataclass(frozen=True, eq=False)
 class SemiSupervisedData(_Rows):
-    """Features X (n × m, dense or CSR) and labels y: ±1 on labeled rows, 0 on unlabeled rows.
+    """Features X (n × m, dense or CSR) and labels y: ±1 on labeled rows, 0 on unlabeled rows;
+    optionally row weights w > 0 (as :class:`RegressionData`).
 
     ``classes`` = (value shown as −1, value shown as +1) in the user's target column.
     """
@@ -315,6 +342,7 @@ class SemiSupervisedData(_Rows):
     feature_names: tuple[str, ...]
     target_name: str = "y"
     classes: tuple[Any, Any] = (-1, 1)
+    weight: NDArray[np.float64] | None = None
     target: ClassVar[str] = "required"
 
     @classmethod
@@ -324,6 +352,8 @@ class SemiSupervisedData(_Rows):
         y: ArrayLike,
         feature_names: list[str] | None = None,
         target_name: str = "y",
+        *,
+        weight: ArrayLike | None = None,
     ) -> SemiSupervisedData:
         """``y`` holds the class of labeled rows and NaN (or None) on unlabeled rows."""
         X = check_matrix(X, "X", accept_sparse=True)
@@ -348,7 +378,14 @@ class SemiSupervisedData(_Rows):
         signed = np.zeros(X.shape[0])
         signed[labeled] = np.where(target[labeled].to_numpy() == classes[1], 1.0, -1.0)
         names = check_feature_names(feature_names, X.shape[1])
-        return cls(X=X, y=signed, feature_names=names, target_name=target_name, classes=classes)
+        return cls(
+            X=X,
+            y=signed,
+            feature_names=names,
+            target_name=target_name,
+            classes=classes,
+            weight=_row_weights(weight, X.shape[0]),
+        )
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str | None) -> SemiSupervisedData:

@@ -14,6 +14,9 @@ and, for projection, first adds β_p·d to the k support vectors J nearest to x_
 (PNN) or k random ones (PRN), with K_JJ d = K_Jp (the projection of φ(x_p) onto span φ(x_J);
 ridge 1e-10 against duplicates).
 
+Row weights ω (the loss of row i counts ω_i times, J = ½‖w‖² + (C/Σω) Σ ω_i max{0, ·}): n_t is
+drawn with probability ω_i/Σω, which keeps the step an unbiased subgradient of the weighted J.
+
 Stopping (§4.4): the literal rule ‖w_{t+1} − w_t‖ ≤ θ in the RKHS (including the maintenance
 change), which fires after a few hundred draws whatever N is (the digest's erratum 6); and, as the
 robust alternative, the same rule only after ``min_epochs``·N draws. Output: the last iterate.
@@ -51,12 +54,18 @@ class BSGDResult:
     maintenance_steps: int
 
 
-def lmoc_objective(X: NDArray[np.float64], domain: Domain, C: float) -> float:
-    """J(w) = ½‖w‖² + (C/N) Σ_i max{0, 1 − ⟨w, φ(x_i)⟩} of (1), for w = Σ α_j φ(s_j)."""
+def lmoc_objective(
+    X: NDArray[np.float64],
+    domain: Domain,
+    C: float,
+    weight: NDArray[np.float64] | None = None,
+) -> float:
+    """J(w) = ½‖w‖² + (C/N) Σ_i ω_i max{0, 1 − ⟨w, φ(x_i)⟩} of (1), N = Σ ω_i (ω = 1 without
+    ``weight``), for w = Σ α_j φ(s_j)."""
     sv, coef = domain.support_vectors, domain.coef
     norm_sq = float(coef @ domain.kernel(sv, sv) @ coef) if coef.size else 0.0
     hinge = np.maximum(-domain.decision_function(X), 0.0)  # 1 − ⟨w, φ⟩ = −f
-    return 0.5 * norm_sq + C * float(hinge.mean())
+    return 0.5 * norm_sq + C * float(np.average(hinge, weights=weight))
 
 
 def _check(C, budget, k, theta, min_epochs, maintenance, n):
@@ -96,10 +105,11 @@ def bsgd_lmoc(
     min_epochs: float = 0.0,
     max_steps: int | None = None,
     rng: np.random.Generator | int | None = None,
+    weight: NDArray[np.float64] | None = None,
 ) -> BSGDResult:
     """Algorithm 2 (``budget`` None: Algorithm 1, SGD-LMOC). ``min_epochs`` = 0 is the paper's
     literal stopping rule; > 0 applies it only after ``min_epochs``·N draws. ``max_steps``
-    (default 100·N + 10⁴) caps the draws."""
+    (default 100·N + 10⁴) caps the draws. ``weight``: row weights ω > 0 (draws ∝ ω)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
     _check(C, budget, k, theta, min_epochs, maintenance, n)
@@ -112,11 +122,16 @@ def bsgd_lmoc(
     S = _Support(cap, d)
     min_steps = math.ceil(min_epochs * n)
     limit = max_steps if max_steps is not None else 100 * n + 10_000
-    draws = rng.integers(n, size=_DRAWS)
+    p = None if weight is None else np.asarray(weight, dtype=np.float64) / math.fsum(weight)
+
+    def batch() -> NDArray[np.int64]:
+        return rng.integers(n, size=_DRAWS) if p is None else rng.choice(n, size=_DRAWS, p=p)
+
+    draws = batch()
     maintained, stopped_by, t = 0, "max_steps", 0
     for t in range(1, limit + 1):
         if (t - 1) % _DRAWS == 0 and t > 1:
-            draws = rng.integers(n, size=_DRAWS)
+            draws = batch()
         i = int(draws[(t - 1) % _DRAWS])
         b = S.size
         kn = np.exp(-gamma * np.maximum(S.sq[:b] + sq_x[i] - 2.0 * (S.X[:b] @ X[i]), 0.0))

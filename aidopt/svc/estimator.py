@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from aidopt.options import keyword_init, validate
 from aidopt.svc.fit import fit_domain
@@ -41,12 +41,20 @@ class SupportVectorClustering(ClusterMixin, BaseEstimator):
     def _check_params(self) -> None:
         validate(CLUSTER_OPTIONS, self.get_params(), type(self).__name__)
 
-    def fit(self, X: ArrayLike, y: Any = None) -> SupportVectorClustering:
-        """Phase 1 (the domain) and phase 2 (the labels) on X; ``y`` is ignored."""
+    def fit(
+        self, X: ArrayLike, y: Any = None, sample_weight: ArrayLike | None = None
+    ) -> SupportVectorClustering:
+        """Phase 1 (the domain) and phase 2 (the labels) on X; ``y`` is ignored.
+        ``sample_weight`` ω_i ≥ 0 makes row i's loss in phase 1 count ω_i times (rows of weight
+        0 take no part in it; every row is labelled)."""
         self._check_params()
         rows: NDArray[np.float64] = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        train, weight = rows, None
+        if sample_weight is not None:
+            weight = _check_sample_weight(sample_weight, rows, ensure_non_negative=True)
+            train, weight = rows[weight > 0], weight[weight > 0]
         fit = fit_domain(
-            rows,
+            train,
             self.method,
             C=self.C,
             gamma=self.gamma,
@@ -58,6 +66,7 @@ class SupportVectorClustering(ClusterMixin, BaseEstimator):
             solver=self.solver,
             tol=self.tol,
             time_limit=self.time_limit,
+            sample_weight=weight,
         )
         start = time.perf_counter()
         if self.labelling == "equilibria":

@@ -4,7 +4,8 @@
 * ``bsgd-r``, ``bsgd-pnn``, ``bsgd-prn``: Algorithm 2 with removal / projection onto the k nearest
   / k random support vectors; ``sgd``: Algorithm 1 (no budget) (:mod:`aidopt.svc.bsgd`);
 * ``libsvm``: the SVC baseline, scikit-learn's ``OneClassSVM`` (libsvm's one-class ν-SVM =
-  SVDD for the RBF kernel) with ν = 1/(N·C): here C is SVDD's C, which must be ≥ 1/N.
+  SVDD for the RBF kernel) with ν = 1/(N·C): here C is SVDD's C, which must be ≥ 1/N (with
+  sample weights ω: its per-row bounds α_i ≤ ω_i, ν = 1/(C Σω)).
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ def fit_domain(
     solver: str | None = None,
     tol: float = 1e-6,
     time_limit: float | None = None,
+    sample_weight: NDArray[np.float64] | None = None,
 ) -> DomainFit:
-    """The domain of novelty of X (RBF kernel exp(−γ‖a − b‖²)) by ``method`` (see the module)."""
+    """The domain of novelty of X (RBF kernel exp(−γ‖a − b‖²)) by ``method`` (see the module);
+    ``sample_weight`` ω > 0 makes row i's loss count ω_i times (AID: the weighted model; BSGD and
+    SGD: draws ∝ ω; libsvm: its per-row bounds)."""
     if method not in METHODS:
         raise InvalidParameterError(f"method must be one of {METHODS}; got {method!r}.")
     if not (np.isfinite(gamma) and gamma > 0):
@@ -65,12 +69,16 @@ def fit_domain(
         raise DataError(f"Clustering needs at least 2 rows of features; got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
         raise DataError("X contains NaN or infinity; clean or impute it first.")
+    if sample_weight is not None:
+        from aidopt.data.containers import _row_weights
+
+        sample_weight = _row_weights(sample_weight, X.shape[0])
     kernel = Kernel("rbf", float(gamma))
     start = time.perf_counter()
     if method == "aid":
-        return _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start)
+        return _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, sample_weight)
     if method == "libsvm":
-        return _fit_libsvm(X, C, gamma, start)
+        return _fit_libsvm(X, C, gamma, start, sample_weight)
     from aidopt.svc.bsgd import bsgd_lmoc
 
     fit = bsgd_lmoc(
@@ -83,6 +91,7 @@ def fit_domain(
         theta=theta,
         min_epochs=min_epochs,
         rng=random_state,
+        weight=sample_weight,
     )
     info = {
         "steps": fit.steps,
@@ -93,7 +102,7 @@ def fit_domain(
     return DomainFit(fit.domain, time.perf_counter() - start, info)
 
 
-def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start) -> DomainFit:
+def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) -> DomainFit:
     from aidopt.data.containers import FeatureData
     from aidopt.driver import AIDSolver
     from aidopt.models.ocsvm_kernel import KernelOneClassModel
@@ -102,7 +111,7 @@ def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start) -> Domai
     seed = 0 if random_state is None else random_state
     result = AIDSolver(
         model, solver=solver, tol=tol, time_limit=time_limit, random_state=seed
-    ).solve(FeatureData.from_arrays(X))
+    ).solve(FeatureData.from_arrays(X, weight=weight))
     cert = result.certificate
     info = {
         "status": str(result.status),
@@ -115,20 +124,24 @@ def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start) -> Domai
     return DomainFit(result.solution.domain, time.perf_counter() - start, info, result)
 
 
-def _fit_libsvm(X, C, gamma, start) -> DomainFit:
+def _fit_libsvm(X, C, gamma, start, weight) -> DomainFit:
     from sklearn.svm import OneClassSVM
 
     n = X.shape[0]
-    if C * n < 1.0:
+    total = n if weight is None else float(weight.sum())
+    if C * total < 1.0:
         raise InvalidParameterError(
-            f"method 'libsvm' takes SVDD's C, which must be ≥ 1/N = {1.0 / n:g} (ν = 1/(N·C))."
+            f"method 'libsvm' takes SVDD's C, which must be ≥ 1/N = {1.0 / total:g} "
+            "(ν = 1/(N·C); N = Σω with sample weights)."
         )
-    fit = OneClassSVM(kernel="rbf", gamma=gamma, nu=1.0 / (n * C)).fit(X)
+    # scikit-learn's libsvm: α_i ≤ ω_i and Σα = ν Σω, so β = α/(ν Σω) ≤ Cω_i with ν = 1/(C Σω)
+    nu = 1.0 / (total * C)
+    fit = OneClassSVM(kernel="rbf", gamma=gamma, nu=nu).fit(X, sample_weight=weight)
     domain = Domain(
         fit.support_vectors_.copy(),
         fit.dual_coef_[0].copy(),
         Kernel("rbf", float(gamma)),
         offset=float(-fit.intercept_[0]),
     )
-    info = {"nu": 1.0 / (n * C), "n_support": int(fit.support_.size)}
+    info = {"nu": nu, "n_support": int(fit.support_.size)}
     return DomainFit(domain, time.perf_counter() - start, info)

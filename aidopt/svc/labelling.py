@@ -85,11 +85,21 @@ def equilibria(
 
 
 def _merge(points: NDArray[np.float64], radius: float) -> tuple[NDArray[np.float64], NDArray]:
-    """Points within ``radius`` of each other (single linkage) as one: representatives, owner."""
-    pairs = cKDTree(points).query_pairs(radius, output_type="ndarray")
-    n = points.shape[0]
+    """Points within ``radius`` of each other (single linkage) as one: representatives, owner.
+
+    Mean shift sends many rows to (almost) the same point, and all pairs among them would not fit
+    in memory at N = 10^6; so the points sharing a grid cell of side radius/√d (all within
+    ``radius`` of each other, hence linked anyway) become one first, and the linkage runs on the
+    first point of each cell."""
+    side = radius / math.sqrt(points.shape[1])
+    cells = np.floor(points / side)
+    _, first_in_cell, cell_of = np.unique(cells, axis=0, return_index=True, return_inverse=True)
+    reps = points[first_in_cell]
+    pairs = cKDTree(reps).query_pairs(radius, output_type="ndarray")
+    n = reps.shape[0]
     graph = sp.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    _, owner = connected_components(graph, directed=False)
+    _, owner_of_rep = connected_components(graph, directed=False)
+    owner = owner_of_rep[cell_of.ravel()]
     first = np.unique(owner, return_index=True)[1]
     return points[first], owner
 
@@ -150,6 +160,8 @@ def label_by_equilibria(
         raise InvalidParameterError(f"strip_fraction must be in (0, 1]; got {strip_fraction!r}.")
     if not (isinstance(m, (int, np.integer)) and m >= 2):
         raise InvalidParameterError(f"m must be an integer ≥ 2; got {m!r}.")
+    if not (tol > 0 and merge_tol > 0):
+        raise InvalidParameterError(f"tol and merge_tol must be > 0; got {tol!r}, {merge_tol!r}.")
     X = np.asarray(X, dtype=np.float64)
     strip, eps = _strip(domain.decision_function(X), eps, strip_fraction, min_strip)
     ends, sweeps = equilibria(domain, X[strip], tol=tol)
