@@ -304,9 +304,83 @@ class AIDSVC(_BinaryClassifier):
 
 class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
     """:class:`aidopt.baselines.cuts3vm.CutS3VM` as a scikit-learn estimator (``get_params``,
-    ``clone``, pickling, ``score``): the same parameters, ``fit(X, y)`` with NaN (or None) on
-    the unlabeled rows, ``predict``, ``decision_function``, ``labels_`` (the transductive labels
-    of the training rows). A local method: no certificate."""
+    ``clone``, pickling, ``score``): the same parameters; ``fit(X, y)`` with y = -1 (or NaN/None)
+    on the unlabeled rows, as :class:`AIDS3VC` and scikit-learn's semi-supervised estimators;
+    ``predict``, ``decision_function``, ``labels_`` (the transductive labels of the training
+    rows); a scipy.sparse X stays sparse. A local method: ``status_`` is CutS3VM's ("converged"
+    or a limit), no certificate. Without unlabeled rows (3) is the SVM with penalty C_l/n and a
+    free bias, which is solved exactly by AID (``status_`` "optimal" when certified)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self.kernel is None
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> CutS3VMClassifier:
+        self.check_params()
+        sparse = "csr" if self.kernel is None else False
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse)
+        y = column_or_1d(np.asarray(y), warn=True)  # NaN/None (or -1): unlabeled
+        check_consistent_length(X, y)
+        target = np.asarray(y, dtype=object)
+        unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
+        labels = np.asarray(y[~unlabeled].tolist())
+        check_classification_targets(labels)
+        classes = np.unique(labels)
+        if classes.size != 2:
+            raise DataError(
+                "Only binary classification is supported. CutS3VMClassifier needs two classes "
+                f"among the labeled rows (y != -1); y has {classes.size}."
+            )
+        self.classes_ = classes
+        if unlabeled.any():
+            masked = np.where(unlabeled, None, target)
+            self.result_ = self.solve(SemiSupervisedData.from_arrays(X, masked))
+            self.solution_ = self.result_
+            self.status_ = self.result_.status
+            self.n_iter_ = self.result_.iterations
+            self.coef_ = self.result_.w
+            self.intercept_ = self.result_.intercept
+        else:
+            self._fit_supervised(X, y)
+        scores = np.asarray(self.solution_.decision_function(X), dtype=np.float64)
+        self.labels_ = classes[(scores >= 0).astype(np.int64)]
+        return self
+
+    def _fit_supervised(self, X: Any, y: NDArray) -> None:
+        """(3) with no unlabeled row: ½‖w‖² + (C_l/n) Σ hinge, b free — the SVM with M = C_l/n
+        (the kernel SVM for a kernel; the empirical feature map spans the same space)."""
+        M = self.C_l / X.shape[0]
+        if self.kernel is None:
+            model: Any = SVMModel(M=M)
+        else:
+            k = self.kernel
+            model = SVMModel.from_options(
+                M=M, kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0
+            )
+        run = AIDSolver(model, time_limit=self.time_limit, random_state=self.random_state or 0)
+        result = run.solve(BinaryData.from_arrays(X, y))
+        self.result_ = result
+        self.solution_ = result.solution
+        self.status_ = result.status.value
+        self.n_iter_ = result.iterations
+        if hasattr(result.solution, "w"):
+            self.coef_ = result.solution.w
+            self.intercept_ = result.solution.b
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """f(x); ≥ 0 means ``classes_[1]`` (+1 at 0, as the labels of Algorithm 1)."""
+        check_is_fitted(self)
+        rows = check_predict_input(
+            X, self.n_features_in_, type(self).__name__, accept_sparse=self.kernel is None
+        )
+        validate_data(self, X, reset=False, skip_check_array=True)  # feature names
+        return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        scores = self.decision_function(X)  # checks that the estimator is fitted first
+        return self.classes_[(scores >= 0).astype(np.int64)]
 
 
 def _optional(options: tuple[Option, ...], name: str) -> tuple[Option, ...]:

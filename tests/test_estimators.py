@@ -18,6 +18,7 @@ from aidopt.estimators import (
     AIDLADRegressor,
     AIDPUClassifier,
     AIDQuantileRegressor,
+    CutS3VMClassifier,
     SupportVectorClustering,
 )
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
@@ -56,7 +57,7 @@ def test_estimator_protocol():
 
 
 def _expected_failures(estimator) -> dict[str, str]:
-    if isinstance(estimator, AIDS3VC):
+    if isinstance(estimator, AIDS3VC | CutS3VMClassifier):
         return {
             "check_classifiers_classes": (
                 "y = -1 marks an unlabeled row (scikit-learn's semi-supervised convention, as "
@@ -94,6 +95,7 @@ def _expected_failures(estimator) -> dict[str, str]:
         AIDPUClassifier(prior=0.05),  # a small prior: the checks' "unlabeled" rows are negative
         AIDPUClassifier(prior=0.05, kernel="rbf"),
         AIDS3VC(),
+        CutS3VMClassifier(),
         SupportVectorClustering(),
         SupportVectorClustering(method="bsgd-pnn", random_state=0),
     ],
@@ -477,3 +479,24 @@ def test_s3vc_keeps_sparse_input_sparse_and_gives_the_dense_optimum():
     assert sparse.result_.objective == pytest.approx(dense.result_.objective, rel=1e-9)
     np.testing.assert_array_equal(sparse.labels_, dense.labels_)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+
+
+def test_cuts3vm_classifier_conventions_and_its_supervised_case():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(8)
+    X = np.r_[rng.normal(-1.5, 1, (100, 2)), rng.normal(1.5, 1, (100, 2))]
+    y = np.r_[np.zeros(100), np.ones(100)]
+    unlabeled = rng.random(200) > 0.2
+    unlabeled[[0, 150]] = False
+    by_nan = CutS3VMClassifier(C_l=100.0).fit(X, np.where(unlabeled, np.nan, y))
+    by_minus_one = CutS3VMClassifier(C_l=100.0).fit(sp.csr_matrix(X), np.where(unlabeled, -1, y))
+    assert by_nan.status_ == by_minus_one.status_ == "converged"
+    assert by_nan.result_.objective == pytest.approx(by_minus_one.result_.objective, rel=1e-9)
+    np.testing.assert_array_equal(by_nan.labels_, by_minus_one.labels_)
+
+    supervised = CutS3VMClassifier(C_l=100.0).fit(X, y)  # (3) without unlabeled rows
+    svm = AIDSVC(M=100.0 / 200).fit(X, y)
+    assert supervised.status_ == svm.status_ == "optimal"
+    assert supervised.result_.objective == pytest.approx(svm.result_.objective, rel=1e-9)
+    np.testing.assert_array_equal(supervised.predict(X), svm.predict(X))
