@@ -138,40 +138,69 @@ class AIDEstimator(BaseEstimator):
 
 
 class _GenericEstimator(AIDEstimator):
-    """``fit(X, y=None)``: the model's data from the arrays (``data_type.from_arrays``), then
-    the run; ``solution_`` is the model's solution, ``objective_`` its certified objective."""
+    """``fit(X, y=None, sample_weight=None)``: the model's data from the arrays
+    (``data_type.from_arrays``; y only for a model with a target), validated as scikit-learn
+    does, then the run; ``solution_`` is the model's solution, ``objective_`` its certified
+    objective."""
 
     def fit(
         self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None
     ) -> _GenericEstimator:
-        """``sample_weight`` (> 0) reaches the model's data as row weights; a model that takes
-        none refuses them by name."""
+        """``sample_weight`` ω_i ≥ 0 makes row i's loss count ω_i times (rows of weight 0 are
+        left out); a model that takes no weights refuses them by name."""
         data_type = self._model_class.data_type
-        weight = {} if sample_weight is None else {"weight": sample_weight}
-        args = (X,) if y is None else (X, y)
-        data = data_type.from_arrays(*args, **weight)
+        names = getattr(X, "columns", None)
+        features = None if names is None else [str(c) for c in names]
+        if data_type.target == "none":
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            y = np.zeros(X.shape[0])
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        X, y, weight = _weighted_rows(X, y, sample_weight)
+        rows = (X,) if data_type.target == "none" else (X, y)
+        data = data_type.from_arrays(*rows, features, weight=weight)
         result = self._run(data)
         self.solution_ = result.solution
         self.objective_ = result.objective
-        self.n_features_in_ = data.m
         return self
+
+
+_GENERATED: dict[str, type[AIDEstimator]] = {}  # the classes estimator_for made, by name
 
 
 def estimator_for(model: str | type) -> type[AIDEstimator]:
     """A scikit-learn estimator class for a registered model (by name) or a model class: its
-    parameters are the model's options and the run's, ``fit`` solves by AID."""
+    parameters are the model's options and the run's, ``fit`` solves by AID. The class is
+    ``aidopt.estimators.AID<Model>`` (found by that name, so its estimators pickle)."""
     if isinstance(model, str):
         from aidopt.registry import model as registered
 
         model = registered(model)
     name = f"AID{model.__name__.removesuffix('Model')}"
+    made = _GENERATED.get(name)
+    if made is not None and made._model_class is model:
+        return made
     attributes = {
         "_model_class": model,
         "_parameters": estimator_parameters(model),
         "__doc__": f"{(model.__doc__ or model.__name__).strip().splitlines()[0]} (fitted by AID)",
         "__module__": __name__,
     }
-    return type(name, (_GenericEstimator,), attributes)
+    made = _GENERATED[name] = type(name, (_GenericEstimator,), attributes)
+    return made
+
+
+def __getattr__(name: str) -> type[AIDEstimator]:
+    """``aidopt.estimators.AID<Model>`` for every registered model (PEP 562), as pickle looks
+    estimators up."""
+    from aidopt.registry import model as registered
+    from aidopt.registry import models
+
+    for key in models():
+        cls = registered(key)
+        if f"AID{cls.__name__.removesuffix('Model')}" == name:
+            return estimator_for(cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _LinearRegressor(RegressorMixin, AIDEstimator):

@@ -20,6 +20,7 @@ from aidopt.estimators import (
     AIDQuantileRegressor,
     CutS3VMClassifier,
     SupportVectorClustering,
+    estimator_for,
 )
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 
@@ -98,6 +99,8 @@ def _expected_failures(estimator) -> dict[str, str]:
         CutS3VMClassifier(),
         SupportVectorClustering(),
         SupportVectorClustering(method="bsgd-pnn", random_state=0),
+        estimator_for("ocsvm")(),
+        estimator_for("svdd")(C=0.2),
     ],
     expected_failed_checks=_expected_failures,
 )
