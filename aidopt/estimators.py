@@ -337,8 +337,9 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
     on the unlabeled rows, as :class:`AIDS3VC` and scikit-learn's semi-supervised estimators;
     ``predict``, ``decision_function``, ``labels_`` (the transductive labels of the training
     rows); a scipy.sparse X stays sparse. A local method: ``status_`` is CutS3VM's ("converged"
-    or a limit), no certificate. Without unlabeled rows (3) is the SVM with penalty C_l/n and a
-    free bias, which is solved exactly by AID (``status_`` "optimal" when certified)."""
+    or a limit), ``certificate_`` None, ``history_`` its rounds. Without unlabeled rows (3) is
+    the SVM with penalty C_l/n and a free bias, which is solved exactly by AID (``status_``
+    "optimal" when certified)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -369,6 +370,8 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
             self.solution_ = self.result_
             self.status_ = self.result_.status
             self.n_iter_ = self.result_.iterations
+            self.certificate_ = None  # a local method proves nothing
+            self.history_ = pd.DataFrame(list(self.result_.rounds))
             self.coef_ = self.result_.w
             self.intercept_ = self.result_.intercept
         else:
@@ -394,6 +397,8 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
         self.solution_ = result.solution
         self.status_ = result.status.value
         self.n_iter_ = result.iterations
+        self.certificate_ = result.certificate
+        self.history_ = result.history
         if hasattr(result.solution, "w"):
             self.coef_ = result.solution.w
             self.intercept_ = result.solution.b

@@ -495,6 +495,7 @@ def test_cuts3vm_classifier_conventions_and_its_supervised_case():
     by_nan = CutS3VMClassifier(C_l=100.0).fit(X, np.where(unlabeled, np.nan, y))
     by_minus_one = CutS3VMClassifier(C_l=100.0).fit(sp.csr_matrix(X), np.where(unlabeled, -1, y))
     assert by_nan.status_ == by_minus_one.status_ == "converged"
+    assert by_nan.certificate_ is None and 1 <= len(by_nan.history_) <= by_nan.n_iter_
     assert by_nan.result_.objective == pytest.approx(by_minus_one.result_.objective, rel=1e-9)
     np.testing.assert_array_equal(by_nan.labels_, by_minus_one.labels_)
 
