@@ -393,6 +393,20 @@ def test_each_estimator_gives_the_command_lines_optimum(capsys, tmp_path):
     cut = CutS3VMClassifier().fit(X.to_numpy(), target.to_numpy())
     assert payload["objective"] == pytest.approx(cut.result_.objective, rel=1e-9)
 
+    # the one-class models: features only
+    blobs = tmp_path / "blobs.csv"
+    rng = np.random.default_rng(4)
+    pd.DataFrame(2.0 + rng.normal(size=(300, 2)), columns=["u", "v"]).to_csv(blobs, index=False)
+    for model, extra, est in [
+        ("ocsvm", ["--C", "2"], estimator_for("ocsvm")(C=2.0, tol=1e-9)),
+        ("svdd", ["--C", "0.02"], estimator_for("svdd")(C=0.02, tol=1e-9)),
+    ]:
+        assert main(["solve", model, "--data", str(blobs), "--tol", "1e-9", *extra, "--json"]) == 0
+        payload = json.loads(capsys.readouterr().out)
+        est.fit(pd.read_csv(blobs))
+        assert payload["status"] == est.status_ == "optimal", model
+        assert payload["objective"] == pytest.approx(est.objective_, rel=1e-9)
+
 
 def test_linear_svc_keeps_sparse_input_sparse_and_gives_the_dense_optimum():
     import scipy.sparse as sp
