@@ -278,6 +278,16 @@ class _BinaryClassifier(ClassifierMixin, AIDEstimator):
         return classes
 
 
+def _semi_supervised_target(y: NDArray) -> tuple[NDArray, NDArray[np.bool_], NDArray]:
+    """(y as objects, the unlabeled mask — y = -1, NaN or None, scikit-learn's semi-supervised
+    convention — and the labeled rows' labels in one dtype, checked as classification targets)."""
+    target = np.asarray(y, dtype=object)
+    unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
+    labels = np.asarray(y[~unlabeled].tolist())  # one dtype once the NaN/None are gone
+    check_classification_targets(labels)
+    return target, unlabeled, labels
+
+
 def _weighted_rows(X, y, sample_weight):
     """(X, y, w) without the rows of weight 0 (they do not count), or (X, y, None)."""
     if sample_weight is None:
@@ -351,12 +361,9 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
         self.check_params()
         sparse = "csr" if self.kernel is None else False
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse)
-        y = column_or_1d(np.asarray(y), warn=True)  # NaN/None (or -1): unlabeled
+        y = column_or_1d(np.asarray(y), warn=True)
         check_consistent_length(X, y)
-        target = np.asarray(y, dtype=object)
-        unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
-        labels = np.asarray(y[~unlabeled].tolist())
-        check_classification_targets(labels)
+        target, unlabeled, labels = _semi_supervised_target(y)
         classes = np.unique(labels)
         if classes.size != 2:
             raise DataError(
@@ -495,14 +502,11 @@ class AIDS3VC(_BinaryClassifier):
         (rows of weight 0 are left out); a scipy.sparse X stays sparse."""
         names = getattr(X, "columns", None)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr")
-        y = column_or_1d(np.asarray(y), warn=True)  # NaN/None (or -1): unlabeled
+        y = column_or_1d(np.asarray(y), warn=True)
         check_consistent_length(X, y)
         rows = X  # labels_ covers every training row, those of weight 0 too
         X, y, weight = _weighted_rows(X, y, sample_weight)
-        target = np.asarray(y, dtype=object)
-        unlabeled = np.asarray(pd.isna(target) | (target == -1), dtype=bool)
-        labels = np.asarray(y[~unlabeled].tolist())  # one dtype once the NaN/None are gone
-        check_classification_targets(labels)
+        target, unlabeled, labels = _semi_supervised_target(y)
         classes = self._two_classes(labels, "two classes among the labeled rows (y != -1)")
         features = None if names is None else [str(c) for c in names]
         self.classes_ = classes

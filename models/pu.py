@@ -130,11 +130,6 @@ def optimal_bias(
     return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
 
 
-def _row_weights(data: PUData) -> NDArray[np.float64]:
-    """ω_i of every row (1 without row weights)."""
-    return np.ones(data.n) if data.weight is None else data.weight
-
-
 def _dense(X: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
     return X.toarray() if sp.issparse(X) else X
 
@@ -428,7 +423,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def constants(self, data: PUData) -> tuple[float, float]:
         """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem (p, n: total row weights)."""
-        return _constants(_row_weights(data), data.labeled, self.prior, self.lam)
+        return _constants(data.row_weights, data.labeled, self.prior, self.lam)
 
     def check_data(self, data: PUData) -> None:
         """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
@@ -458,7 +453,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         linear kernel uses the positives' centroid). Never worse than the class-mean direction:
         the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
-        omega = _row_weights(data)
+        omega = data.row_weights
         su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
         sample_u = _dense(data.X[su])
         weights_u = omega[su] * (omega[unl].sum() / omega[su].sum())
@@ -791,7 +786,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
         f = self.training_scores(data, solution)
         c1, c2 = self.constants(data)
-        omega = _row_weights(data)
+        omega = data.row_weights
         positive, pos_error = accurate_sum((omega * f)[data.labeled])
         loss, loss_error = accurate_sum((omega * double_hinge(f))[~data.labeled])
         if data.weight is not None:  # the products ω_i · f_i, ω_i · ℓ_i
@@ -850,7 +845,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         proportional to ω on clusters)."""
         c2 = self.constants(data)[1]
         unl = ~data.labeled
-        box = c2 * _row_weights(data)
+        box = c2 * data.row_weights
         if data.weight is not None:
             box *= 1 - 2 * EPS  # the floating-point box inside the exact [0, c2 ω_u]
         if dual is not None:
@@ -872,7 +867,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             candidates.append((rebuilt, "the σ that complementary slackness gives the primal"))
         bounds = []
         totals = part.weights(data.weight)
-        omega = _row_weights(data)
+        omega = data.row_weights
         for cluster_sigma, what in candidates:
             sigma = np.where(unl, (cluster_sigma / totals)[part.labels] * omega, 0.0)
             if self.linear:
@@ -889,7 +884,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """The bound of :meth:`lower_bound` at a per-entry σ (``norm_sq``: ‖w(σ)‖² when known,
         else computed from the data — linear kernel)."""
         c1, c2 = self.constants(data)
-        omega = _row_weights(data)
+        omega = data.row_weights
         unl = ~data.labeled
         total = self.prior / (2.0 * self.lam)
         sum_sigma, sum_error = accurate_sum(sigma)
@@ -922,7 +917,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
         """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
         c1, _ = self.constants(data)
-        alpha = np.where(data.labeled, c1 * _row_weights(data), -sigma)
+        alpha = np.where(data.labeled, c1 * data.row_weights, -sigma)
         support = np.flatnonzero(alpha)
         Xs = data.X[support]
         return float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))
@@ -971,7 +966,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             raise DataError("A kernel PU solution is its dual expansion: the certificate's dual.")
         c1, _ = self.constants(data)
         sigma = dual.expand(data.n, None)
-        alpha = np.where(data.labeled, c1 * _row_weights(data), -sigma)
+        alpha = np.where(data.labeled, c1 * data.row_weights, -sigma)
         support = np.flatnonzero(alpha)
         Xs = data.X[support]
         norm_sq = float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))

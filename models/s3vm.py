@@ -252,7 +252,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         of the classes' sizes, total row weights with weights)."""
         if self.balance != "cost":
             return 1.0, 1.0
-        omega = _row_weights(data)
+        omega = data.row_weights
         n_neg, n_pos = omega[data.y < 0].sum(), omega[data.y > 0].sum()
         return max(1.0, n_pos / n_neg), max(1.0, n_neg / n_pos)
 
@@ -302,7 +302,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             kind=kind,
             cost=cost * weight,
             center=center,
-            y_l=float(np.average(data.y[data.labeled], weights=_row_weights(data)[data.labeled])),
+            y_l=float(np.average(data.y[data.labeled], weights=data.row_weights[data.labeled])),
             partition=partition,
             data=data,
         )
@@ -711,7 +711,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         """(12) at a hyperplane: ½‖w‖² + M_l Σ β_y ω_i max{0, 1 − y f} + M_u Σ ω_i max{0,
         1 − |f|} (ω = 1 without row weights)."""
         beta_neg, beta_pos = self.balance_factors(data)
-        omega = _row_weights(data)
+        omega = data.row_weights
         lab = data.labeled
         y = data.y[lab]
         weight = self.M_l * np.where(y < 0, beta_neg, beta_pos) * omega[lab]
@@ -805,11 +805,6 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             },
             "big_m": solution.big_m,
         }
-
-
-def _row_weights(data: S3VMData) -> NDArray[np.float64]:
-    """ω_i of every row (1 without row weights)."""
-    return np.ones(data.n) if data.weight is None else data.weight
 
 
 def _centroids(data: S3VMData, partition: Partition) -> NDArray[np.float64]:

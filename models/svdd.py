@@ -182,7 +182,7 @@ class SVDDModel(KernelDomainModel):
         radius for the centre); regime [‖φ(x_i) − ā‖² > R̄²] against the aggregated radius."""
         domain = solution.domain
         dist_sq = self._dist_sq(data, solution)
-        omega = np.ones(data.n) if data.weight is None else data.weight
+        omega = data.row_weights
         r2 = best_radius(dist_sq, self.C * omega)
         hinges = omega * np.maximum(dist_sq - r2, 0.0)
         hinge, hinge_error = accurate_sum(hinges)
@@ -235,7 +235,7 @@ class SVDDModel(KernelDomainModel):
     def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
         kernel = solution.domain.kernel
         dist_sq = self._dist_sq(data, solution)
-        omega = np.ones(data.n) if data.weight is None else data.weight
+        omega = data.row_weights
         r2 = best_radius(dist_sq, self.C * omega)
         return {
             "kernel": {

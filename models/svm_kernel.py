@@ -412,7 +412,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         exactly; |b*| ≤ 1 + ‖w*‖ max√K(x,x), ‖w*‖ ≤ √(2E). With ``dual`` (the support entries'
         α̂, ``aidopt verify``) the same on the entries, the solution being that dual's own
         expansion."""
-        omega = np.ones(data.n) if data.weight is None else data.weight
+        omega = data.row_weights
         box = self.M * omega if data.weight is None else self.M * omega * (1 - 2 * EPS)
         if dual is None:
             labels = solution.cluster_labels

@@ -54,6 +54,18 @@ class _Rows:
             return self.X
         return sp.csr_matrix(sp.diags(w) @ self.X) if sp.issparse(self.X) else self.X * w[:, None]
 
+    @cached_property
+    def row_weights(self) -> NDArray[np.float64]:
+        """w_i of every row (1 when the container has no row weights)."""
+        w = getattr(self, "weight", None)
+        return np.ones(self.n) if w is None else w
+
+    @property
+    def total_weight(self) -> float:
+        """Σ_i w_i (the number of rows without row weights)."""
+        w = getattr(self, "weight", None)
+        return float(self.n) if w is None else math.fsum(w)
+
     @property
     def n(self) -> int:
         return int(self.X.shape[0])
@@ -105,11 +117,6 @@ class FeatureData(_Rows):
             feature_names=check_feature_names(feature_names, X.shape[1]),
             weight=_row_weights(weight, X.shape[0]),
         )
-
-    @property
-    def total_weight(self) -> float:
-        """N = Σ_i w_i (the number of rows without row weights)."""
-        return float(self.n) if self.weight is None else math.fsum(self.weight)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str | None = None) -> FeatureData:
