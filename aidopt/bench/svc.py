@@ -344,15 +344,21 @@ def plot_scaling(frame: pd.DataFrame, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    colours = plt.get_cmap("tab10")
+    kinds = list(dict.fromkeys(frame["kind"]))
+    styles = ("o-", "s--", "^:")
     for (method, kind), group in frame.groupby(["method", "kind"]):
-        if kind != "moons":
-            continue
         group = group.sort_values("n")
-        axes[0].loglog(group["n"], group["training_time"], "o-", label=method)
+        look = {
+            "color": colours(SCALING_METHODS.index(method) % 10),
+            "label": method if len(kinds) == 1 else f"{method} ({kind})",
+        }
+        style = styles[kinds.index(kind) % len(styles)]
+        axes[0].loglog(group["n"], group["training_time"], style, **look)
         if "clustering_time" in group and group["clustering_time"].notna().any():
-            axes[1].loglog(group["n"], group["clustering_time"], "o-", label=method)
+            axes[1].loglog(group["n"], group["clustering_time"], style, **look)
     for ax, title in zip(axes, ("training (phase 1)", "clustering (phase 2)"), strict=True):
-        ax.set_xlabel("n (two moons)")
+        ax.set_xlabel(f"n ({', '.join(kinds)})")
         ax.set_ylabel("seconds")
         ax.set_title(title)
         ax.legend(fontsize=8)
