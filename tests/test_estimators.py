@@ -518,3 +518,22 @@ def test_cuts3vm_classifier_conventions_and_its_supervised_case():
     assert supervised.status_ == svm.status_ == "optimal"
     assert supervised.result_.objective == pytest.approx(svm.result_.objective, rel=1e-9)
     np.testing.assert_array_equal(supervised.predict(X), svm.predict(X))
+
+
+def test_generated_estimators_unpickle_in_a_fresh_process(tmp_path):
+    import pickle
+    import subprocess
+    import sys
+
+    X = 2.0 + np.random.default_rng(0).normal(size=(80, 2))
+    est = estimator_for("svdd")(C=0.1).fit(X)
+    path = tmp_path / "est.pkl"
+    path.write_bytes(pickle.dumps(est))
+    code = (
+        "import pickle, sys; e = pickle.load(open(sys.argv[1], 'rb')); "
+        "print(type(e).__name__, repr(e.objective_))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["AIDSVDD", repr(est.objective_)]
