@@ -45,6 +45,8 @@ __all__ = [
     "abs_column_sums",
     "accurate_sum",
     "accurate_tdot",
+    "accurate_weighted_sum",
+    "dual_box",
     "max_row_norm",
     "relative_gap",
     "repair_equalities",
@@ -65,6 +67,27 @@ def accurate_sum(values: ArrayLike) -> tuple[float, float]:
     chunks = np.add.reduceat(v, np.arange(0, v.size, CHUNK))
     total = math.fsum(chunks.tolist())
     return total, GAMMA * float(np.abs(v).sum()) * (1 + 2 * EPS) + EPS * abs(total)
+
+
+def accurate_weighted_sum(
+    values: ArrayLike, weight: NDArray[np.float64] | None
+) -> tuple[float, float]:
+    """(Σ w_i v_i, a bound on its rounding error): :func:`accurate_sum` of the products, plus
+    2ε Σ|w_i v_i| for the rounding of the products themselves; Σ v_i without ``weight``."""
+    if weight is None:
+        return accurate_sum(values)
+    products = weight * np.asarray(values, dtype=np.float64)
+    total, error = accurate_sum(products)
+    return total, error + 2 * EPS * float(np.abs(products).sum())
+
+
+def dual_box(scale: float, weight: NDArray[np.float64] | None, n: int) -> NDArray[np.float64]:
+    """The upper bound scale·w_i of every row's dual variable (scale without ``weight``). With
+    row weights the product is rounded down by 2ε, so that the floating-point box lies inside
+    the exact one and a dual point clipped to it is feasible."""
+    if weight is None:
+        return np.full(n, float(scale))
+    return scale * weight * (1 - 2 * EPS)
 
 
 def accurate_tdot(

@@ -151,13 +151,14 @@ class _GenericEstimator(AIDEstimator):
         data_type = self._model_class.data_type
         names = getattr(X, "columns", None)
         features = None if names is None else [str(c) for c in names]
-        if data_type.target == "none":
+        unsupervised = data_type.target == "none"
+        if unsupervised:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            y = np.zeros(X.shape[0])
+            y = np.zeros(X.shape[0])  # a stand-in that the weight-0 filter below cuts like X
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         X, y, weight = _weighted_rows(X, y, sample_weight)
-        rows = (X,) if data_type.target == "none" else (X, y)
+        rows = (X,) if unsupervised else (X, y)
         data = data_type.from_arrays(*rows, features, weight=weight)
         result = self._run(data)
         self.solution_ = result.solution

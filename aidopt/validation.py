@@ -26,6 +26,7 @@ __all__ = [
     "check_matrix",
     "check_predict_input",
     "check_real",
+    "check_row_weights",
     "check_vector",
 ]
 
@@ -262,3 +263,16 @@ def _check_finite(values: NDArray[np.float64], name: str) -> None:
             f"{name} contains {kind} values ({len(bad)} non-finite entries, first at index "
             f"{first if len(first) != 1 else first[0]})."
         )
+
+
+def check_row_weights(weight: ArrayLike | None, n: int) -> NDArray[np.float64] | None:
+    """Row weights w (n,), finite and > 0, or None (every row counts once)."""
+    if weight is None:
+        return None
+    w = check_vector(weight, n, "weight")
+    if not np.all(w > 0):
+        raise DataError(
+            f"Row weights must be > 0 (found {int(np.sum(w <= 0))} ≤ 0): a row of weight 0 "
+            "does not count, drop it."
+        )
+    return w

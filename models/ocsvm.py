@@ -43,6 +43,8 @@ from aidopt.certificate import (
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
+    accurate_weighted_sum,
+    dual_box,
     repair_equalities,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
@@ -227,15 +229,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         """J(w) on all entries (hinges × ω_i, with its rounding bound); regime [1 − w·x_i > 0]."""
         w = solution.w
         violation = 1.0 - data.X @ w
-        hinges = np.maximum(violation, 0.0)
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), data.weight)
         scale = self.C / data.total_weight
-        top = 1.0
-        if data.weight is not None:
-            hinges *= data.weight
-            top = float(data.weight.max())
-        hinge, hinge_error = accurate_sum(hinges)
-        if data.weight is not None:
-            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
+        top = float(data.row_weights.max())
         rows = float(abs_column_sums(data.X) @ np.abs(w)) + data.n
         score_error = (data.m + 3) * EPS * top * rows
         error = scale * (hinge_error + score_error) + (data.m + 2) * EPS * float(w @ w)
@@ -277,11 +273,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         ]
         return max(bounds, key=lambda b: b.value)
 
-    def _box(self, data: FeatureData) -> NDArray[np.float64] | float:
-        """The upper bound Cω_i/N of α_i (C/N without row weights; with them rounded down, so
-        that the box in floating point lies inside the exact one)."""
-        scale = self.C / data.total_weight
-        return scale if data.weight is None else scale * data.weight * (1 - 2 * EPS)
+    def _box(self, data: FeatureData) -> NDArray[np.float64]:
+        """The upper bound Cω_i/N of every α_i (:func:`aidopt.certificate.dual_box`)."""
+        return dual_box(self.C / data.total_weight, data.weight, data.n)
 
     def _a_from_primal(self, data: FeatureData, solution: Solution) -> NDArray[np.float64]:
         part = solution.partition
@@ -296,7 +290,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     def _bound_at(self, data, alpha, evaluation, source) -> Bound:
         total, total_error = accurate_sum(alpha)
-        top = float(np.max(self._box(data)))
+        top = float(self._box(data).max())
         w, w_error = accurate_tdot(data.X, alpha, abs_bound=top * abs_column_sums(data.X))
         norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
         value = total - 0.5 * norm**2

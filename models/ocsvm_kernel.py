@@ -48,7 +48,14 @@ from numpy.typing import ArrayLike, NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    accurate_sum,
+    accurate_weighted_sum,
+    dual_box,
+)
 from aidopt.clustering import kmeans_lloyd, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
@@ -399,12 +406,7 @@ class KernelOneClassModel(KernelDomainModel):
     def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
         """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i ω_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
         f = solution.decision_function(data.X)
-        hinges = np.maximum(-f, 0.0)
-        if data.weight is not None:
-            hinges *= data.weight
-        hinge, hinge_error = accurate_sum(hinges)
-        if data.weight is not None:
-            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(-f, 0.0), data.weight)
         kmax = self.kernel_max(data)
         scale = self.C / data.total_weight
         one = self.expansion_error(solution.domain, kmax, data.m, data.n)
@@ -425,9 +427,7 @@ class KernelOneClassModel(KernelDomainModel):
         spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄).
         With row weights the box is rounded down into the exact one and the spread is scaled
         by 1 − δ, δ = (n + 2)ε, which the float sums W_k may need (a loss ≤ δ Σα̂)."""
-        top = self.C / data.total_weight
-        if data.weight is not None:
-            top = top * data.weight * (1 - 2 * EPS)
+        top = dual_box(self.C / data.total_weight, data.weight, data.n)
         if dual is None:
             alpha = np.minimum(solution.entry_duals(data.weight), top)
             source = "dual of (1) at the aggregated dual spread over the entries, on all data"

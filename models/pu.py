@@ -63,6 +63,8 @@ from aidopt.certificate import (
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
+    accurate_weighted_sum,
+    dual_box,
     max_row_norm,
     repair_equalities,
 )
@@ -786,12 +788,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
         f = self.training_scores(data, solution)
         c1, c2 = self.constants(data)
-        omega = data.row_weights
-        positive, pos_error = accurate_sum((omega * f)[data.labeled])
-        loss, loss_error = accurate_sum((omega * double_hinge(f))[~data.labeled])
-        if data.weight is not None:  # the products ω_i · f_i, ω_i · ℓ_i
-            pos_error += 2 * EPS * float(np.abs(omega * f)[data.labeled].sum())
-            loss_error += 2 * EPS * loss
+        omega, weight = data.row_weights, data.weight
+        P, U = data.labeled, ~data.labeled
+        positive, pos_error = accurate_weighted_sum(f[P], None if weight is None else weight[P])
+        loss, loss_error = accurate_weighted_sum(
+            double_hinge(f[U]), None if weight is None else weight[U]
+        )
         objective = 0.5 * solution.norm_sq - c1 * positive + c2 * loss
         # |fl(f_i) − f_i| per row, weighted and summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|);
         # kernel expansions: γ_K Σ|α| kmax)
@@ -845,9 +847,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         proportional to ω on clusters)."""
         c2 = self.constants(data)[1]
         unl = ~data.labeled
-        box = c2 * data.row_weights
-        if data.weight is not None:
-            box *= 1 - 2 * EPS  # the floating-point box inside the exact [0, c2 ω_u]
+        box = dual_box(c2, data.weight, data.n)
         if dual is not None:
             sigma = dual.expand(data.n, evaluation.regime)
             if sigma.size and (

@@ -43,7 +43,14 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    accurate_sum,
+    accurate_weighted_sum,
+    dual_box,
+)
 from aidopt.contract import Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
@@ -184,11 +191,8 @@ class SVDDModel(KernelDomainModel):
         dist_sq = self._dist_sq(data, solution)
         omega = data.row_weights
         r2 = best_radius(dist_sq, self.C * omega)
-        hinges = omega * np.maximum(dist_sq - r2, 0.0)
-        hinge, hinge_error = accurate_sum(hinges)
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(dist_sq - r2, 0.0), data.weight)
         total = data.total_weight * (1 + data.n * EPS)
-        if data.weight is not None:
-            hinge_error += 2 * EPS * hinge  # the products ω_i · hinge_i
         kmax = self.kernel_max(data)
         one = self.expansion_error(domain, kmax, data.m, data.n)
         error = self.C * (hinge_error + total * 3 * one)
@@ -213,7 +217,7 @@ class SVDDModel(KernelDomainModel):
         and βᵀKβ = bᵀK̄b exactly, and |1 − Σβ| is rounding only (with row weights the box is
         rounded down into the exact one; what that takes from Σβ is in |1 − Σβ|)."""
         kernel = self.kernel_for(data.m)
-        top = self.C if data.weight is None else self.C * data.weight * (1 - 2 * EPS)
+        top = dual_box(self.C, data.weight, data.n)
         if dual is None:
             beta = np.minimum(solution.entry_duals(data.weight), top)
             source = "SVDD dual at the aggregated dual spread over the entries, on all data"

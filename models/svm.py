@@ -54,6 +54,7 @@ from aidopt.certificate import (
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
+    accurate_weighted_sum,
     max_row_norm,
     repair_equalities,
 )
@@ -434,9 +435,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         violation = 1.0 - data.y * (data.X @ w + b)
         hinges = np.maximum(violation, 0.0)
         omega = data.weight
-        if omega is not None:
-            hinges *= omega
-        hinge, hinge_error = accurate_sum(hinges)
+        hinge, hinge_error = accurate_weighted_sum(hinges, omega)
         norm_sq = float(w @ w)
         # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i (× ω_i)
         if omega is None:
@@ -444,7 +443,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         else:
             scale = float((omega @ np.abs(data.X)) @ np.abs(w)) + float(omega.sum()) * (abs(b) + 1)
             scale *= 1 + (data.n + 2) * EPS
-            hinge_error += 2 * EPS * float(hinges.sum())  # the products ω_i · hinge_i
         score_error = (data.m + 3) * EPS * scale
         error = self.M * (hinge_error + score_error) + (data.m + 2) * EPS * norm_sq
         return Evaluation(

@@ -50,7 +50,14 @@ from numpy.typing import ArrayLike, NDArray
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import EPS, Bound, DualPoint, accurate_sum
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    accurate_sum,
+    accurate_weighted_sum,
+    dual_box,
+)
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
@@ -361,15 +368,10 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         """E^t = ½‖w̄‖² + M Σ_i ω_i max{0, 1 − y_i f(x_i)} (row weights ω_i, 1 unweighted),
         with a bound on its rounding error."""
         violation = 1.0 - data.y * solution.decision_function(data.X)
-        hinges = np.maximum(violation, 0.0)
-        omega = data.weight
-        total_weight = float(data.n)
-        if omega is not None:
-            hinges *= omega
-            total_weight = float(omega.sum()) * (1 + (data.n + 2) * EPS)
-        hinge, hinge_error = accurate_sum(hinges)
-        if omega is not None:
-            hinge_error += 2 * EPS * float(hinges.sum())  # the products ω_i · hinge_i
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), data.weight)
+        total_weight = data.total_weight
+        if data.weight is not None:
+            total_weight *= 1 + (data.n + 2) * EPS
         kmax = self._kernel_max(data)
         n_sv = solution.support_vectors.shape[0]
         score_error = (
@@ -413,7 +415,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         α̂, ``aidopt verify``) the same on the entries, the solution being that dual's own
         expansion."""
         omega = data.row_weights
-        box = self.M * omega if data.weight is None else self.M * omega * (1 - 2 * EPS)
+        box = dual_box(self.M, data.weight, data.n)
         if dual is None:
             labels = solution.cluster_labels
             totals = np.bincount(labels, weights=omega, minlength=solution.alpha.size)

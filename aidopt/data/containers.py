@@ -29,7 +29,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from aidopt.data.io import feature_matrix, target_column
 from aidopt.exceptions import DataError
-from aidopt.validation import check_feature_names, check_matrix, check_vector
+from aidopt.validation import (
+    check_feature_names,
+    check_matrix,
+    check_row_weights,
+    check_vector,
+)
 
 __all__ = [
     "BinaryData",
@@ -75,19 +80,6 @@ class _Rows:
         return int(self.X.shape[1])
 
 
-def _row_weights(weight: ArrayLike | None, n: int) -> NDArray[np.float64] | None:
-    """Row weights w (n,), finite and > 0, or None (every row counts once)."""
-    if weight is None:
-        return None
-    w = check_vector(weight, n, "weight")
-    if not np.all(w > 0):
-        raise DataError(
-            f"Row weights must be > 0 (found {int(np.sum(w <= 0))} ≤ 0): a row of weight 0 "
-            "does not count, drop it."
-        )
-    return w
-
-
 def _python(value: Any) -> Any:
     """A numpy scalar as the plain Python value (for JSON)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -115,7 +107,7 @@ class FeatureData(_Rows):
         return cls(
             X=X,
             feature_names=check_feature_names(feature_names, X.shape[1]),
-            weight=_row_weights(weight, X.shape[0]),
+            weight=check_row_weights(weight, X.shape[0]),
         )
 
     @classmethod
@@ -154,7 +146,7 @@ class RegressionData(_Rows):
         X = check_matrix(X, "X", accept_sparse=True)
         y = check_vector(y, X.shape[0], "y")
         names = check_feature_names(feature_names, X.shape[1])
-        w = _row_weights(weight, X.shape[0])
+        w = check_row_weights(weight, X.shape[0])
         return cls(X=X, y=y, feature_names=names, target_name=target_name, weight=w)
 
     @cached_property
@@ -233,7 +225,7 @@ class BinaryData(_Rows):
             classes=(_python(classes[0]), _python(classes[1])),
             feature_names=names,
             target_name=target_name,
-            weight=_row_weights(weight, X.shape[0]),
+            weight=check_row_weights(weight, X.shape[0]),
         )
 
     @classmethod
@@ -307,7 +299,7 @@ class PositiveUnlabeledData(_Rows):
             labeled=np.ascontiguousarray(s),
             feature_names=names,
             target_name=target_name,
-            weight=_row_weights(weight, X.shape[0]),
+            weight=check_row_weights(weight, X.shape[0]),
         )
 
     @classmethod
@@ -391,7 +383,7 @@ class SemiSupervisedData(_Rows):
             feature_names=names,
             target_name=target_name,
             classes=classes,
-            weight=_row_weights(weight, X.shape[0]),
+            weight=check_row_weights(weight, X.shape[0]),
         )
 
     @classmethod

@@ -21,6 +21,7 @@ from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.kernels import Kernel
 from aidopt.svc.bsgd import Maintenance
 from aidopt.svc.domain import Domain
+from aidopt.validation import check_row_weights
 
 __all__ = ["METHODS", "DomainFit", "fit_domain"]
 
@@ -69,10 +70,7 @@ def fit_domain(
         raise DataError(f"Clustering needs at least 2 rows of features; got shape {X.shape}.")
     if not np.all(np.isfinite(X)):
         raise DataError("X contains NaN or infinity; clean or impute it first.")
-    if sample_weight is not None:
-        from aidopt.data.containers import _row_weights
-
-        sample_weight = _row_weights(sample_weight, X.shape[0])
+    sample_weight = check_row_weights(sample_weight, X.shape[0])
     kernel = Kernel("rbf", float(gamma))
     start = time.perf_counter()
     if method == "aid":
