@@ -202,8 +202,6 @@ def test_quantile_regressor_matches_scikit_learn():
 def test_pickle_and_clone_round_trips_and_cuts3vm_has_an_estimator():
     import pickle
 
-    from aidopt.estimators import CutS3VMClassifier
-
     rng = np.random.default_rng(8)
     X = np.r_[rng.normal(-1.5, 1, (100, 2)), rng.normal(1.5, 1, (100, 2))]
     y = np.r_[np.zeros(100), np.ones(100)]
@@ -338,7 +336,6 @@ def test_each_estimator_gives_the_command_lines_optimum(capsys, tmp_path):
 
     from aidopt.cli import main
     from aidopt.data.svm import make_svm
-    from aidopt.estimators import CutS3VMClassifier
 
     instances = Path(__file__).resolve().parents[1] / "instances"
     X, y = make_svm(600, 3, seed=2)
