@@ -47,6 +47,7 @@ BUILTIN_SOLVERS: dict[str, str] = {
     "liblinear": "aidopt.solvers.libsvm:LiblinearSolver",
     "usmo": "aidopt.solvers.usmo:USMOSolver",
     "boxqp": "aidopt.solvers.box_qp:BoxQPSolver",
+    "activeset": "aidopt.solvers.svm_active_set:SVMActiveSetSolver",
 }
 
 

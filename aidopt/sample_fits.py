@@ -23,7 +23,6 @@ from aidopt.kernels import Kernel, kernel_times
 __all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_scores", "quantile_fit"]
 
 TIME_SHARE = 0.25  #: the share of the remaining time a sample fit may take
-MAX_ITER = 10_000  #: liblinear iterations of the SVM sample fit
 MAX_ITER_KERNEL = 100_000  #: libsvm iterations of the kernel SVM sample fit
 MAX_ITER_PU = 30_000  #: USMO steps of the PU sample fit
 _WHAT = "the sample fit that places the initial clusters"
@@ -37,23 +36,19 @@ def quantile_fit(Z: NDArray[np.float64], y: NDArray[np.float64], tau: float) -> 
 
 
 def linear_svm_fit(
-    X: NDArray[np.float64], y: NDArray[np.float64], C: float, seed: int
+    X: NDArray[np.float64], y: NDArray[np.float64], C: float
 ) -> tuple[NDArray[np.float64], float]:
-    """(w, b) of a hinge-loss linear SVM on the sample (liblinear), or the class-mean
-    direction w = mean₊ − mean₋ when it is stopped or fails."""
-    from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
-    from sklearn.svm import LinearSVC
+    """(w, b) of the hinge-loss linear SVM (b unpenalised) on the sample, exact
+    (:func:`aidopt.solvers.svm_active_set.svm_active_set`), or the class-mean direction
+    w = mean₊ − mean₋ when it is stopped."""
+    from aidopt.solvers.svm_active_set import svm_active_set
 
-    fit = LinearSVC(loss="hinge", C=C, max_iter=MAX_ITER, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SkConvergenceWarning)  # only places C^0
-        try:
-            fit = call_with_timeout(fit.fit, X, y, timeout=budget(share=TIME_SHARE), what=_WHAT)
-        except (TimeLimitReached, AidoptError):
-            plus, minus = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0)
-            w = plus - minus
-            return w, -0.5 * float(w @ (plus + minus))
-    return fit.coef_[0], float(fit.intercept_[0])
+    found = svm_active_set(X, y, np.full(y.size, C), time_limit=budget(share=TIME_SHARE))
+    if found.converged:
+        return found.w, found.b
+    plus, minus = X[y > 0].mean(axis=0), X[y < 0].mean(axis=0)
+    w = plus - minus
+    return w, -0.5 * float(w @ (plus + minus))
 
 
 def kernel_svm_scores(

@@ -74,7 +74,9 @@ class WeightedSVM(Structure):
     """min_{w,b} ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)), b free and unpenalised.
 
     Either ``features`` (rows φ_k, the linear kernel) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
-    max Σα − ½ (α∘y)ᵀG(α∘y) s.t. Σ α_k y_k = 0, 0 ≤ α_k ≤ C w_k.
+    max Σα − ½ (α∘y)ᵀG(α∘y) s.t. Σ α_k y_k = 0, 0 ≤ α_k ≤ C w_k. ``intercept`` False fixes
+    b = 0 (the dual loses its row Σ α_k y_k = 0; e.g. the one-class model with ρ = 1).
+    ``start``: an optional warm start (w, b) for a solver that takes one (linear kernel).
     """
 
     title: ClassVar[str] = "weighted soft-margin SVM"
@@ -83,6 +85,8 @@ class WeightedSVM(Structure):
     C: float
     features: NDArray[np.float64] | sp.spmatrix | None = None
     gram: NDArray[np.float64] | None = None
+    start: tuple[NDArray[np.float64], float] | None = None
+    intercept: bool = True
 
     @property
     def upper(self) -> NDArray[np.float64]:

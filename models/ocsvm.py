@@ -56,6 +56,7 @@ from aidopt.options import Option, from_args
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
+from aidopt.structures import SVMFit, WeightedSVM
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,6 +113,8 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
+    structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svc.md)
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = (
         "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1)"
@@ -124,6 +127,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     bench: ClassVar[Any] = BenchSpec(
         workloads=(Workload(make=_instance, sizes=((1_000, 3), (2_000, 5))),),
         methods=(
+            Method("aid-activeset", "aid", solver="activeset", pair="full-highs"),
             Method("aid-highs", "aid", solver="highs", pair="full-highs"),
             Method("full-highs", "full", solver="highs"),
             Method("aid-gurobi", "aid", solver="gurobi", pair="full-highs"),
@@ -223,6 +227,24 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         m = agg.x_sum.shape[1]
         a = None if result.row_duals is None else np.abs(result.row_duals)
         return Solution(result.x[:m], a, agg.partition)
+
+    def to_structure(self, kind: type, agg: Aggregate, previous: Previous | None) -> WeightedSVM:
+        """The aggregated problem as the weighted SVM on x̄_k with b fixed at 0 (ρ = 1), all
+        labels +1, costs (C/N) W_k; warm-started at the previous w̄."""
+        start = None if previous is None else (previous.solution.w, 0.0)
+        K = agg.weight.size
+        return WeightedSVM(
+            y=np.ones(K),
+            weight=agg.weight,
+            C=self.C / agg.total,
+            features=agg.xbar,
+            start=start,
+            intercept=False,
+        )
+
+    def from_structure(self, kind: type, answer: SVMFit, agg: Aggregate) -> Solution:
+        """w̄ and the cluster duals a_k = α_k ∈ [0, (C/N) W_k]."""
+        return Solution(answer.w, answer.alpha, agg.partition)
 
     # ------------------------------------------------------------------ evaluation, certificate
     def evaluate(self, data: FeatureData, solution: Solution) -> Evaluation:

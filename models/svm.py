@@ -281,6 +281,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svm.md)
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.2, problems (7), (9), (10), Props. 3-4"
     generator: ClassVar[Any] = GENERATOR
@@ -328,14 +329,14 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
         """Paper §4: hyperplane from a small sample, one 1-D k-means pass per class."""
         rows = stratified_sample(data.y, max(_SAMPLE_MIN, 20 * data.m), rng)
-        w0, b0 = self._sample_hyperplane(data.X[rows], data.y[rows], data.n / rows.size, rng)
+        w0, b0 = self._sample_hyperplane(data.X[rows], data.y[rows], data.n / rows.size)
         return per_class_partition(data.y, data.X @ w0 + b0, rate, rng)
 
-    def _sample_hyperplane(self, X, y, scale: float, rng) -> tuple[NDArray, float]:
+    def _sample_hyperplane(self, X, y, scale: float) -> tuple[NDArray, float]:
         """A hinge-loss SVM on the sample with C = M·n/|sample| (each row stands for
-        n/|sample|): :func:`aidopt.sample_fits.linear_svm_fit` (capped; the class-mean
-        direction when it is stopped or fails)."""
-        return linear_svm_fit(X, y, self.M * scale, int(rng.integers(2**31 - 1)))
+        n/|sample|): :func:`aidopt.sample_fits.linear_svm_fit` (exact; the class-mean
+        direction when it is stopped)."""
+        return linear_svm_fit(X, y, self.M * scale)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> SVMAggregate:
@@ -411,8 +412,12 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     # ------------------------------------------------------------------ structure
     def to_structure(self, kind: type, agg: SVMAggregate, previous: Previous | None) -> WeightedSVM:
-        """(9) as the weighted SVM on the centroids x̄_k, weights |C_k|, C = M."""
-        return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, features=agg.xbar)
+        """(9) as the weighted SVM on the centroids x̄_k, weights |C_k|, C = M, warm-started at
+        the previous iteration's (w̄, b̄) (split clusters keep their side of its hyperplane)."""
+        start = None
+        if previous is not None and getattr(previous.solution, "w", None) is not None:
+            start = (previous.solution.w, previous.solution.b)
+        return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, features=agg.xbar, start=start)
 
     def from_structure(self, kind: type, answer: SVMFit, agg: SVMAggregate) -> SVMSolution:
         """(w, b) and, when the solver gives it (one that solves (9) exactly), the dual ᾱ."""

@@ -15,7 +15,10 @@ can be run one cell per invocation):
   (the paper's Figure 6).
 
 Pairs (AID uses the same library or solver for its aggregated problems as its baseline):
-aid-libsvm / libsvm, aid-liblinear / liblinear, aid-highs / full-highs, aid-gurobi / full-gurobi.
+aid-libsvm / libsvm, aid-liblinear / liblinear, aid-highs / full-highs, aid-gurobi / full-gurobi;
+aid-activeset (the default solver of ``svm``) / liblinear, the library a user picks for a linear
+SVM (it penalises ½b², so its objective E of (7) is evaluated at its (w, b)). ``--generator
+sklearn`` runs on scikit-learn's ``make_classification`` instead of aidopt's own generator.
 """
 
 from __future__ import annotations
@@ -29,8 +32,26 @@ from aidopt.data.svm import make_svm
 from aidopt.options import Option
 
 
-def instance(n: int, m: int, seed: int, separation: float = 2.0) -> BinaryData:
-    """Two overlapping Gaussian classes (:func:`aidopt.data.svm.make_svm`)."""
+def instance(
+    n: int, m: int, seed: int, separation: float = 2.0, generator: str = "aidopt"
+) -> BinaryData:
+    """``generator`` 'aidopt': two overlapping Gaussian classes (:func:`aidopt.data.svm.make_svm`,
+    ``separation``); 'sklearn': data aidopt did not generate, scikit-learn's
+    ``make_classification(n, m, n_informative=max(2, m // 2), flip_y=0.05, class_sep=0.8)``,
+    standardised (``separation`` unused)."""
+    if generator == "sklearn":
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(
+            n_samples=n,
+            n_features=m,
+            n_informative=max(2, m // 2),
+            flip_y=0.05,
+            class_sep=0.8,
+            random_state=seed,
+        )
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+        return BinaryData.from_arrays(X, y)
     X, y = make_svm(n, m, seed=seed, separation=separation)
     return BinaryData.from_arrays(X, y)
 
@@ -54,10 +75,26 @@ SPEC = BenchSpec(
                 (50_000, 50),
                 (50_000, 90),
             ),
-            options=(Option("separation", 2.0, "class separation of the generator", low=0.0),),
+            options=(
+                Option("separation", 2.0, "class separation of the aidopt generator", low=0.0),
+                Option(
+                    "generator",
+                    "aidopt",
+                    "instances: 'aidopt' (make_svm) or 'sklearn' (make_classification)",
+                    kind=str,
+                    choices=("aidopt", "sklearn"),
+                ),
+            ),
         ),
     ),
     methods=(
+        Method(
+            "aid-activeset",
+            "aid",
+            solver="activeset",
+            pair="liblinear",
+            description="AID, aggregated problems by the exact warm-started primal active set",
+        ),
         Method(
             "aid-libsvm",
             "aid",
@@ -93,7 +130,8 @@ SPEC = BenchSpec(
     metrics=accuracy,
     differences={"gamma": "accuracy"},
     columns=(Column("Γ", "gamma", ".2%"), Column("SV", "pair_sv_share", ".0%")),
-    default_methods=("aid-libsvm", "libsvm", "aid-liblinear", "liblinear"),
+    references=("liblinear",),
+    default_methods=("aid-activeset", "aid-libsvm", "libsvm", "liblinear"),
     aid_options={"tol": 1e-4},  # the paper's SVM ε
     repeats=3,
     time_limit=900.0,

@@ -34,11 +34,28 @@ from aidopt.structures import (
     svm_primal_value,
 )
 
-__all__ = ["LiblinearSolver", "LibsvmSolver"]
+__all__ = ["LiblinearSolver", "LibsvmSolver", "check_linear_kernel"]
 
 _LIBSVM_OPTIONS = frozenset({"tol", "cache_size", "max_iter", "shrinking"})
 _LIBLINEAR_OPTIONS = frozenset({"tol", "max_iter", "intercept_scaling", "random_state"})
 _LIBLINEAR_MAX_ITER = 10_000_000  # largest automatic iteration limit of liblinear
+
+
+def check_linear_kernel(svm: WeightedSVM, name: str) -> None:
+    """SolverCapabilityError when the problem comes as a Gram matrix (a kernel model)."""
+    if svm.gram is not None:
+        raise SolverCapabilityError(
+            f"Solver '{name}' handles only the linear kernel; use libsvm, highs or gurobi for "
+            "a kernel model."
+        )
+
+
+def _check_intercept(svm: WeightedSVM, name: str) -> None:
+    if not svm.intercept:
+        raise SolverCapabilityError(
+            f"Solver '{name}' always fits an intercept b; this problem fixes b = 0 "
+            "(use activeset, highs or gurobi)."
+        )
 
 
 def _fitted(result_fit, svm: WeightedSVM, seconds: float, **fields: Any) -> SolveResult:
@@ -66,6 +83,7 @@ class LibsvmSolver(SolverAdapter):
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
         if not isinstance(structure, WeightedSVM):
             return super().solve_structure(structure)
+        _check_intercept(structure, "libsvm")
         from sklearn.svm import SVC
 
         svm = structure
@@ -114,11 +132,8 @@ class LiblinearSolver(SolverAdapter):
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
         if not isinstance(structure, WeightedSVM):
             return super().solve_structure(structure)
-        if structure.gram is not None:
-            raise SolverCapabilityError(
-                "Solver 'liblinear' handles only the linear kernel; use libsvm, highs or "
-                "gurobi for a kernel model (or the linear kernel)."
-            )
+        check_linear_kernel(structure, "liblinear")
+        _check_intercept(structure, "liblinear")
         from sklearn.svm import LinearSVC
 
         svm = structure

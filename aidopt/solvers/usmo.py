@@ -45,7 +45,6 @@ uses it for the aggregated dual, whose Gram matrix is that of the clusters' feat
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import math
@@ -58,11 +57,11 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import ThreadpoolController
 
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel, squared_norms
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
+from aidopt.solvers.threads import single_thread_blas
 from aidopt.structures import PULearning
 from aidopt.validation import check_real
 
@@ -144,17 +143,6 @@ class USMOResult:
         return decision_function(self, X_train, X_new)
 
 
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """threadpoolctl's view of the loaded BLAS libraries, built once (it scans the process)."""
-    return ThreadpoolController()
-
-
-def _single_thread_blas():
-    """Context manager: BLAS limited to one thread."""
-    return _blas_controller().limit(limits=1, user_api="blas")
-
-
 def decision_function(
     result: USMOResult,
     X_train: np.ndarray | sp.spmatrix | None,
@@ -187,7 +175,7 @@ def decision_function(
     if result.coef is not None:
         return np.asarray(X_new @ result.coef).ravel() + result.bias
     support = np.flatnonzero(result.alpha)
-    with _single_thread_blas():
+    with single_thread_blas():
         f = _kernel_matvec(result.kernel, X_new, X_train[support], result.alpha[support])
     return f + result.bias
 
@@ -300,7 +288,7 @@ def usmo(
     )
     # every BLAS call here is a thin product (2×d by d×n, or a few rows by d×n): threads only
     # add overhead, and on a loaded machine they made a 20k-row RBF solve 4× slower
-    with _single_thread_blas():
+    with single_thread_blas():
         b = ops.up(pu.alpha_p)  # K_UP α_P, fixed
         F = b - ops.uu(sigma)
         sigma, F, iterations, status = _smo_loop(

@@ -1,0 +1,218 @@
+"""The exact primal active-set solver of the weighted linear SVM (aidopt.solvers.svm_active_set).
+
+Every answer is checked by a proof that does not depend on the method: the primal value at
+(w, b) minus the dual value at α (made exactly feasible) is zero to rounding, and no other solver
+finds a lower primal value (libsvm to a tight tolerance, HiGHS on the full QP).
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.svm import SVC
+
+from aidopt import AIDSolver, AIDStatus
+from aidopt.data.svm import make_svm
+from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
+from aidopt.models.svm import SVMData, SVMModel
+from aidopt.solvers import SolveStatus, get_solver
+from aidopt.solvers.svm_active_set import svm_active_set
+from aidopt.structures import WeightedSVM, feasible_dual
+
+
+def primal(X, y, u, w, b):
+    return 0.5 * w @ w + u @ np.maximum(0.0, 1.0 - y * (X @ w + b))
+
+
+def dual(X, y, u, alpha):
+    a = feasible_dual(alpha, y, u)
+    w = (a * y) @ X
+    return a.sum() - 0.5 * w @ w
+
+
+def problem(seed, kind):
+    """Overlapping classes (a noisy hyperplane, 15 % of the labels flipped), weights over four
+    decades; 'random' labels and 'tiny' features leave w ≈ 0: every row of one class on the
+    same kink (the degenerate case)."""
+    rng = np.random.default_rng(seed)
+    K, m = int(rng.integers(20, 250)), int(rng.integers(1, 7))
+    X = {
+        "normal": lambda: rng.normal(size=(K, m)),
+        "duplicates": lambda: rng.integers(0, 3, (K, m)).astype(float),  # many equal rows
+        "tiny": lambda: rng.normal(size=(K, m)) * 1e-9,
+        "huge": lambda: rng.normal(size=(K, m)) * 1e9,
+        "shifted": lambda: rng.normal(size=(K, m)) + 1e3,  # b far from 0
+        "random": lambda: rng.normal(size=(K, m)),
+    }[kind]()
+    if kind == "random":
+        y = np.where(rng.random(K) < 0.4, -1.0, 1.0)
+    else:
+        score = (X - X.mean(axis=0)) @ rng.normal(size=m)
+        y = np.where(score + 0.3 * score.std() * rng.normal(size=K) > 0, 1.0, -1.0)
+        y[rng.random(K) < 0.15] *= -1
+    y[:2] = (1.0, -1.0)
+    u = rng.uniform(0.01, 100.0, K)
+    return X, y, u
+
+
+KINDS = ["normal", "duplicates", "huge", "shifted", "random"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(6))
+def test_optimal_with_a_zero_duality_gap(kind, seed):
+    X, y, u = problem(seed, kind)
+    found = svm_active_set(X, y, u)
+    assert found.converged, found.message
+    value = primal(X, y, u, found.w, found.b)
+    bound = dual(X, y, u, found.alpha)
+    assert bound <= value * (1 + 1e-12) + 1e-300
+    assert value - bound <= 1e-9 * max(1.0, abs(value))
+    terms = (found.alpha @ np.abs(X)).max()  # w = Σ α_k y_k x_k to the rounding of its terms
+    np.testing.assert_allclose((found.alpha * y) @ X, found.w, rtol=0, atol=1e-12 * terms)
+
+
+@pytest.mark.parametrize("kind", ["normal", "duplicates"])
+def test_no_lower_value_than_libsvm(kind):
+    X, y, u = problem(11, kind)
+    found = svm_active_set(X, y, u)
+    fit = SVC(kernel="linear", C=1.0, tol=1e-6).fit(X, y, sample_weight=u)
+    reference = primal(X, y, u, fit.coef_[0], fit.intercept_[0])
+    assert primal(X, y, u, found.w, found.b) <= reference * (1 + 1e-9)
+    assert primal(X, y, u, found.w, found.b) == pytest.approx(reference, rel=1e-4)
+
+
+def test_any_warm_start_reaches_the_same_optimum():
+    X, y, u = problem(3, "normal")
+    cold = svm_active_set(X, y, u)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        start = (rng.normal(size=X.shape[1]) * 10, float(rng.normal() * 10))
+        warm = svm_active_set(X, y, u, start=start)
+        assert warm.converged
+        assert primal(X, y, u, warm.w, warm.b) == pytest.approx(
+            primal(X, y, u, cold.w, cold.b), rel=1e-12
+        )
+    again = svm_active_set(X, y, u, start=(cold.w, cold.b))  # at the optimum: nothing to do
+    assert again.converged and again.steps <= X.shape[1] + 3
+
+
+def test_sparse_rows_give_the_dense_answer():
+    X, y, u = problem(5, "normal")
+    X[np.abs(X) < 0.8] = 0.0
+    dense = svm_active_set(X, y, u)
+    sparse = svm_active_set(sp.csr_matrix(X), y, u)
+    assert sparse.converged
+    assert primal(X, y, u, sparse.w, sparse.b) == pytest.approx(
+        primal(X, y, u, dense.w, dense.b), rel=1e-12
+    )
+
+
+def test_limits_are_reported_without_an_answer():
+    X, y, u = problem(1, "normal")
+    assert svm_active_set(X, y, u, max_steps=1).message == "step limit"
+    assert svm_active_set(X, y, u, time_limit=0.0).message == "time limit"
+    solver = get_solver("activeset")
+    svm = WeightedSVM(y=y, weight=u, C=1.0, features=X)
+    answer, result = solver.solve_structure(svm, options={"max_steps": 1})
+    assert answer is None and result.status is SolveStatus.ITERATION_LIMIT
+    answer, result = solver.solve_structure(svm, time_limit=0.0)
+    assert answer is None and result.status is SolveStatus.TIME_LIMIT
+
+
+def test_adapter_proves_its_answer_and_names_what_it_cannot_do():
+    X, y, u = problem(2, "normal")
+    solver = get_solver("activeset")
+    answer, result = solver.solve_structure(WeightedSVM(y=y, weight=u, C=1.0, features=X))
+    assert result.status is SolveStatus.OPTIMAL and result.exact
+    assert result.bound <= result.objective * (1 + 1e-12)
+    assert result.objective - result.bound <= 1e-9 * result.objective
+    assert answer.alpha.min() >= 0 and np.all(answer.alpha <= u)
+    assert abs(answer.alpha @ y) <= 1e-12 * u.sum()
+    gram = WeightedSVM(y=y, weight=u, C=1.0, gram=X @ X.T)
+    with pytest.raises(SolverCapabilityError, match="linear kernel"):
+        solver.solve_structure(gram)
+    with pytest.raises(InvalidParameterError, match="tol"):
+        solver.solve_structure(WeightedSVM(y=y, weight=u, C=1.0, features=X), options={"tol": 1})
+
+
+@pytest.mark.filterwarnings("ignore:AID stopped before certifying")
+@pytest.mark.parametrize("scale", [1e-9, 1.0, 1e9])
+def test_aid_default_reaches_the_full_optimum(scale):
+    """The reference is the full problem solved with its own duality-gap proof (and HiGHS at
+    scale 1). At 1e9 the certificate on the original data is honest but loose (w = Σ α_i y_i x_i
+    cancels terms 1e17 times larger): the run may end ``pure``, never with a wrong bound."""
+    X, y = make_svm(600, 4, seed=7)
+    X = X * scale
+    weight = np.random.default_rng(1).uniform(0.5, 3.0, y.size)
+    data = SVMData.from_arrays(X, y, weight=weight)
+    model = SVMModel(M=0.1)
+    _, full = get_solver("activeset").solve_structure(
+        WeightedSVM(y=y, weight=weight, C=0.1, features=X)
+    )
+    assert full.objective - full.bound <= 1e-9 * full.objective
+    result = AIDSolver(model, tol=1e-9).solve(data)
+    assert result.solver == "activeset"
+    assert result.objective == pytest.approx(full.objective, rel=1e-9)
+    assert result.lower_bound <= full.objective * (1 + 1e-9)
+    if scale != 1e9:
+        assert result.status in (AIDStatus.OPTIMAL, AIDStatus.GAP) and result.gap <= 1e-9
+    if scale == 1.0:  # HiGHS's QP fails on the scaled ones (aidopt reports it as such)
+        assert result.certified
+        highs = AIDSolver(model, solver="highs").solve_full(data)
+        assert result.objective == pytest.approx(highs.objective, rel=1e-7)
+
+
+def test_degenerate_faces_fall_back_to_libsvm_and_say_so():
+    """Features of size 1e-9 leave w ≈ 0 and b = ±1: every row of one class on one kink."""
+    hits = 0
+    for seed in range(6):
+        X, y, u = problem(seed, "tiny")
+        _, result = get_solver("activeset").solve_structure(
+            WeightedSVM(y=y, weight=u, C=1.0, features=X)
+        )
+        assert result.status is SolveStatus.OPTIMAL
+        assert result.bound <= result.objective * (1 + 1e-12)
+        assert result.objective - result.bound <= 1e-6 * result.objective
+        hits += "libsvm" in result.message
+    assert hits  # the case exists (and is named)
+
+
+def test_full_qp_on_highs_agrees():
+    X, y, u = problem(4, "shifted")
+    data = SVMData.from_arrays(X, y, weight=u)
+    full = AIDSolver(SVMModel(M=1.0), solver="highs").solve_full(data)
+    found = svm_active_set(X, y, u)
+    assert primal(X, y, u, found.w, found.b) == pytest.approx(full.objective, rel=1e-7)
+
+
+@pytest.mark.parametrize("kind", ["normal", "duplicates", "huge"])
+def test_without_intercept_b_stays_zero_and_the_gap_closes(kind):
+    X, y, u = problem(8, kind)
+    found = svm_active_set(X, y, u, intercept=False)
+    assert found.converged and found.b == 0.0
+    value = primal(X, y, u, found.w, 0.0)
+    a = np.clip(found.alpha, 0.0, u)  # no row Σ α_k y_k = 0 without b
+    w = (a * y) @ X
+    assert value - (a.sum() - 0.5 * w @ w) <= 1e-9 * max(1.0, value)
+    with_b = svm_active_set(X, y, u)
+    assert primal(X, y, u, with_b.w, with_b.b) <= value * (1 + 1e-12)  # b free can only help
+
+
+def test_libraries_refuse_a_fixed_intercept():
+    X, y, u = problem(0, "normal")
+    svm = WeightedSVM(y=y, weight=u, C=1.0, features=X, intercept=False)
+    for name in ("libsvm", "liblinear"):
+        with pytest.raises(SolverCapabilityError, match="b = 0"):
+            get_solver(name).solve_structure(svm)
+
+
+def test_one_class_model_runs_on_the_active_set_by_default():
+    from aidopt.data.containers import FeatureData
+    from aidopt.models.ocsvm import OneClassSVMModel, blobs
+
+    data = FeatureData.from_frame(blobs(3000, 4, seed=2))
+    model = OneClassSVMModel(C=2.0)
+    result = AIDSolver(model, tol=1e-9).solve(data)
+    assert result.solver == "activeset" and result.certified
+    full = AIDSolver(model, solver="highs").solve_full(data)  # the full QP, another solver
+    assert result.objective == pytest.approx(full.objective, rel=1e-8)
