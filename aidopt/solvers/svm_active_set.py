@@ -34,6 +34,7 @@ dual feasible and D(α) bounds the optimum from below.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -92,6 +93,13 @@ class _Rows:
         self.intercept = intercept
         self.p = self.m + int(intercept)
         self._abs_X = None
+
+    @functools.cached_property
+    def column_max(self) -> NDArray[np.float64]:
+        """max_k |x_kj| per column."""
+        return np.asarray(
+            abs(self.X).max(axis=0).todense() if sp.issparse(self.X) else np.abs(self.X).max(axis=0)
+        ).ravel()
 
     @property
     def abs_X(self):
@@ -159,6 +167,9 @@ def _at_face_minimiser(rows, theta, direction, c, E, alpha_E, in_hinge) -> bool:
         return True
     weights = np.where(in_hinge, rows.u, 0.0)
     weights[E] = np.abs(alpha_E)
+    bound_w = float(weights.sum()) * rows.column_max + np.abs(theta[:m])  # ≥ the sizes below
+    if np.any(np.abs(direction[:m]) > _STEP_TOL * bound_w):
+        return False  # a step of its own: no pass over the rows needed to say so
     size_w = np.asarray(rows.abs_X.T @ weights).ravel() + np.abs(theta[:m])
     if np.any(np.abs(direction[:m]) > _STEP_TOL * size_w):
         return False
