@@ -69,7 +69,7 @@ _OPTIONS = frozenset({"max_steps"})
 class HingeActiveSetResult:
     """(w, b), the dual α (u on U, 0 on L, the face multipliers on E), the number of steps, and
     ``message``: 'optimal', or why the method stopped ('step limit', 'time limit', 'stalled',
-    'singular face')."""
+    'singular face', 'unbounded direction')."""
 
     w: NDArray[np.float64]
     b: float
@@ -158,7 +158,7 @@ def _power_of_two(size: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.exp2(np.round(np.log2(safe)))
 
 
-def _at_face_minimiser(rows, theta, direction, c, E, alpha_E, in_hinge) -> bool:
+def _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge) -> bool:
     """At a vertex (|E| = m+1), or the face step d is rounding: |d_j| ≤ _STEP_TOL × the size of
     the terms that make θ'_j (Σ_U u_k|x_kj| + Σ_E |α_k||x_kj| for w_j; |x_k·w| + 1 on E for
     b), and with E empty the slope Σ_U u_k y_k in b is rounding of Σ_U u_k."""
@@ -289,7 +289,7 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
             if face is None:
                 return give_up("singular face")
             direction, alpha_E = face[0] - theta, face[1]
-        if _at_face_minimiser(rows, theta, direction, c, E, alpha_E, in_hinge):
+        if _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge):
             excess = np.maximum(-alpha_E, alpha_E - rows.u[E])
             if excess.size == 0 or excess.max() <= _MULTIPLIER_TOL * max(1.0, rows.u[E].max()):
                 alpha = np.where(in_hinge, rows.u, 0.0)
@@ -311,9 +311,7 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
             return give_up("stalled")
         theta = theta + t * direction
         in_hinge[crossed] = ~in_hinge[crossed]
-        if joining >= 0:
-            if t == 0.0 and joining in E:
-                return give_up("stalled")
+        if joining >= 0:  # an off-face row: E never holds it twice
             E = np.r_[E, joining]
             on_face[joining] = True
             in_hinge[joining] = False
