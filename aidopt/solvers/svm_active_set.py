@@ -12,14 +12,15 @@ piecewise quadratic, so that every step costs one pass over the K rows, O(K·m):
 
       w − Z_Eᵀ_w α_E = Σ_U u_k y_k x_k,   −y_Eᵀα_E = Σ_U u_k y_k,   Z_E θ = 1
 
-  (the KKT system of the face, m+1+|E| unknowns; α_E are the multipliers, i.e. the dual of the
-  rows held on the kink). With E empty q is linear in b and the direction is (Σ_U u y x − w,
-  Σ_U u y), the negative gradient in b;
+  (the KKT system of the face, m+1+|E| unknowns, solved through its (|E|+1)-square Schur
+  complement in α_E; α_E are the multipliers, i.e. the dual of the rows held on the kink). With
+  E empty q is linear in b and the direction is (Σ_U u y x − w, Σ_U u y), the negative gradient
+  in b;
 * an *exact line search* along the direction d: φ(t) = f(θ + t d) is convex piecewise quadratic
   with breakpoints t_k = −r_k/s_k (r_k = z_k·θ − 1, s_k = z_k·d) where a row crosses its kink;
   its derivative jumps by u_k|s_k| at each, so the first t with φ'(t) ≥ 0 is found by one sort.
   A row whose breakpoint stops the search joins E;
-* at a face minimiser (the possible decrease ½‖d_w‖² is below rounding), the multipliers are
+* at a face minimiser (the step to it is rounding of its terms), the multipliers are
   checked: 0 ≤ α_k ≤ u_k on E is the KKT condition (with α = u on U, 0 on L, w = Σ α_k y_k x_k,
   Σ α_k y_k = 0 from the face system), so the point is optimal; otherwise the row whose α_k is
   furthest outside [0, u_k] leaves E (to L if α_k < 0, to U if α_k > u_k).
@@ -60,6 +61,8 @@ __all__ = ["HingeActiveSetResult", "SVMActiveSetSolver", "svm_active_set"]
 _STEP_TOL = 1e-11  # a face step below this share of the size of its terms is rounding
 _MULTIPLIER_TOL = 1e-12  # relative tolerance of 0 ≤ α_k ≤ u_k on the face
 _CROSSING_TOL = 1e-14  # |s_k| below this share of max|s| does not cross (it moves with the face)
+_RESIDUAL_TOL = 1e-10  # a face solve satisfies its rows to this share of their terms
+_IDLE_STEPS = 50  # × p steps in a row that leave θ where it is: stalled (degenerate ties pivot)
 _ACCURACY = 1e-11  # the relative accuracy an optimal answer states: exact up to rounding
 _FIRST_BREAKPOINTS = 64  # breakpoints sorted first by the line search (then 8 times more)
 _OPTIONS = frozenset({"max_steps"})
@@ -131,15 +134,49 @@ class _Rows:
 def _face_minimiser(rows: _Rows, c: NDArray[np.float64], E: NDArray[np.int64]):
     """The minimiser θ' of q on {Z_E θ = 1} and the multipliers α_E (None when singular).
 
-    The KKT matrix mixes the identity with the rows z_k (of any scale, 1e-9 or 1e9): it is
-    equilibrated (rows, then columns, by powers of two) before the LU solve."""
-    m, p, e = rows.m, rows.p, E.size
+    With A_E = (y_k x_k)_{k∈E}, the face's KKT system reduces to its Schur complement in α_E:
+    w = c_w + A_Eᵀα_E, (A_E A_Eᵀ)α_E + y_E b = 1 − A_E c_w, y_Eᵀα_E = −c_b (an (|E|+1)-square
+    solve instead of (m+1+|E|)). Its answer is kept when it satisfies the face rows to rounding;
+    otherwise (A_E ill-conditioned: the Gram squares its condition) the full KKT system is
+    solved."""
     ZE = rows.block(E)
+    reduced = _schur_solve(rows, c, ZE)
+    return reduced if reduced is not None else _kkt_solve(rows, c, ZE)
+
+
+def _schur_solve(rows: _Rows, c, ZE):
+    m, p, e = rows.m, rows.p, ZE.shape[0]
+    A_E = ZE[:, :m]
+    S = np.zeros((e + p - m, e + p - m))
+    S[:e, :e] = A_E @ A_E.T
+    rhs = np.ones(e) - A_E @ c[:m]
+    if rows.intercept:
+        S[:e, e] = S[e, :e] = ZE[:, m]
+        rhs = np.r_[rhs, -c[m]]
+    solution = _equilibrated_solve(S, rhs)
+    if solution is None:
+        return None
+    alpha = solution[:e]
+    theta = np.r_[c[:m] + A_E.T @ alpha, solution[e:]]
+    size = np.abs(ZE) @ np.abs(theta) + 1.0
+    if np.any(np.abs(ZE @ theta - 1.0) > _RESIDUAL_TOL * size):
+        return None
+    return theta, alpha
+
+
+def _kkt_solve(rows: _Rows, c, ZE):
+    m, p, e = rows.m, rows.p, ZE.shape[0]
     A = np.zeros((p + e, p + e))
     A[np.arange(m), np.arange(m)] = 1.0
     A[:p, p:] = -ZE.T
     A[p:, :p] = ZE
-    rhs = np.r_[c, np.ones(e)]
+    solution = _equilibrated_solve(A, np.r_[c, np.ones(e)])
+    return None if solution is None else (solution[:p], solution[p:])
+
+
+def _equilibrated_solve(A, rhs):
+    """A x = rhs after scaling rows, then columns, by powers of two (entries of any scale, 1e-9
+    or 1e9, beside the identity); None when singular."""
     row = _power_of_two(np.abs(A).max(axis=1))
     A, rhs = A / row[:, None], rhs / row
     col = _power_of_two(np.abs(A).max(axis=0))
@@ -147,9 +184,7 @@ def _face_minimiser(rows: _Rows, c: NDArray[np.float64], E: NDArray[np.int64]):
         solution = np.linalg.solve(A / col, rhs) / col
     except np.linalg.LinAlgError:
         return None
-    if not np.all(np.isfinite(solution)):
-        return None
-    return solution[:p], solution[p:]
+    return solution if np.all(np.isfinite(solution)) else None
 
 
 def _power_of_two(size: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -263,7 +298,7 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
     on_face = np.zeros(K, dtype=bool)
     in_hinge = rows.dot(theta) < 1.0
     stop = None if time_limit is None else time.perf_counter() + time_limit
-    steps = 0
+    steps = idle = 0  # idle: steps in a row that did not move θ (a cycle guard)
 
     def bias() -> float:
         return float(theta[m]) if intercept else 0.0
@@ -289,32 +324,38 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
             if face is None:
                 return give_up("singular face")
             direction, alpha_E = face[0] - theta, face[1]
-        if _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge):
-            excess = np.maximum(-alpha_E, alpha_E - rows.u[E])
-            if excess.size == 0 or excess.max() <= _MULTIPLIER_TOL * max(1.0, rows.u[E].max()):
-                alpha = np.where(in_hinge, rows.u, 0.0)
-                alpha[E] = np.clip(alpha_E, 0.0, rows.u[E])
-                return HingeActiveSetResult(theta[:m].copy(), bias(), alpha, steps, "optimal")
-            leaving = int(np.argmax(excess))
-            k = int(E[leaving])
-            in_hinge[k] = alpha_E[leaving] > rows.u[k]
-            on_face[k] = False
-            E = np.delete(E, leaving)
-            continue
-        s = rows.dot(direction)  # z_k·d
-        t, joining, crossed = _line_search(
-            theta[:m], direction[:m], r, s, rows.u, in_hinge, ~on_face
-        )
-        if not np.isfinite(t):
-            return give_up("unbounded direction")
-        if t == 0.0 and joining < 0:
+        if not _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge):
+            s = rows.dot(direction)  # z_k·d
+            t, joining, crossed = _line_search(
+                theta[:m], direction[:m], r, s, rows.u, in_hinge, ~on_face
+            )
+            if not np.isfinite(t):
+                return give_up("unbounded direction")
+            if t > 0.0 or joining >= 0:
+                theta = theta + t * direction
+                in_hinge[crossed] = ~in_hinge[crossed]
+                if joining >= 0:  # an off-face row: E never holds it twice
+                    E = np.r_[E, joining]
+                    on_face[joining] = True
+                    in_hinge[joining] = False
+                idle = idle + 1 if t == 0.0 else 0
+                if idle > _IDLE_STEPS * rows.p:
+                    return give_up("stalled")
+                continue
+            # no descent to rounding (φ'(0+) ≥ 0 as computed): a face minimiser in practice
+        excess = np.maximum(-alpha_E, alpha_E - rows.u[E])
+        if excess.size == 0 or excess.max() <= _MULTIPLIER_TOL * max(1.0, rows.u[E].max()):
+            alpha = np.where(in_hinge, rows.u, 0.0)
+            alpha[E] = np.clip(alpha_E, 0.0, rows.u[E])
+            return HingeActiveSetResult(theta[:m].copy(), bias(), alpha, steps, "optimal")
+        leaving = int(np.argmax(excess))
+        k = int(E[leaving])
+        in_hinge[k] = alpha_E[leaving] > rows.u[k]
+        on_face[k] = False
+        E = np.delete(E, leaving)
+        idle += 1
+        if idle > _IDLE_STEPS * rows.p:
             return give_up("stalled")
-        theta = theta + t * direction
-        in_hinge[crossed] = ~in_hinge[crossed]
-        if joining >= 0:  # an off-face row: E never holds it twice
-            E = np.r_[E, joining]
-            on_face[joining] = True
-            in_hinge[joining] = False
 
 
 class SVMActiveSetSolver(SolverAdapter):
