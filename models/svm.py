@@ -414,9 +414,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     def to_structure(self, kind: type, agg: SVMAggregate, previous: Previous | None) -> WeightedSVM:
         """(9) as the weighted SVM on the centroids x̄_k, weights |C_k|, C = M, warm-started at
         the previous iteration's (w̄, b̄) (split clusters keep their side of its hyperplane)."""
-        start = None
-        if previous is not None and getattr(previous.solution, "w", None) is not None:
-            start = (previous.solution.w, previous.solution.b)
+        start = None if previous is None else (previous.solution.w, previous.solution.b)
         return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, features=agg.xbar, start=start)
 
     def from_structure(self, kind: type, answer: SVMFit, agg: SVMAggregate) -> SVMSolution:

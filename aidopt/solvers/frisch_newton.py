@@ -45,7 +45,6 @@ is at round-off level; otherwise the interior point continues until its own gap 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import logging
 import numbers
@@ -57,10 +56,10 @@ from typing import ClassVar
 import numpy as np
 from scipy.linalg import lapack
 from scipy.linalg.blas import dsyrk
-from threadpoolctl import ThreadpoolController
 
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.threads import blas_controller, single_thread_blas
 from aidopt.structures import QuantileFit, WeightedQuantileRegression
 from aidopt.validation import check_real
 
@@ -163,11 +162,6 @@ def _validate(X, y, tau, weights, tol, max_iter, step, start, time_limit):
             if dual0.shape != (n,):
                 raise DataError(f"X has shape {X.shape} but start dual has shape {dual0.shape}.")
     return X, y, w, tau, tol, int(max_iter), step, coef0, dual0
-
-
-@functools.cache
-def _threadpools() -> ThreadpoolController:
-    return ThreadpoolController()
 
 
 class _Gram:
@@ -541,8 +535,8 @@ def frisch_newton(
     X, y, w, tau, tol, max_iter, step, coef0, dual0 = _validate(
         X, y, tau, weights, tol, max_iter, step, start, time_limit
     )
-    blas = [info["num_threads"] for info in _threadpools().info() if info["user_api"] == "blas"]
-    with _threadpools().limit(limits=1, user_api="blas"):
+    blas = [info["num_threads"] for info in blas_controller().info() if info["user_api"] == "blas"]
+    with single_thread_blas():
         return _frisch_newton(
             X, y, w, tau, tol, max_iter, step, coef0, dual0, max(blas, default=1), deadline
         )

@@ -95,21 +95,17 @@ class _Rows:
         self.m = X.shape[1]
         self.intercept = intercept
         self.p = self.m + int(intercept)
-        self._abs_X = None
+
+    @functools.cached_property
+    def abs_X(self):
+        """|X| elementwise."""
+        return abs(self.X)
 
     @functools.cached_property
     def column_max(self) -> NDArray[np.float64]:
         """max_k |x_kj| per column."""
-        return np.asarray(
-            abs(self.X).max(axis=0).todense() if sp.issparse(self.X) else np.abs(self.X).max(axis=0)
-        ).ravel()
-
-    @property
-    def abs_X(self):
-        """|X| elementwise (computed once)."""
-        if self._abs_X is None:
-            self._abs_X = abs(self.X)
-        return self._abs_X
+        top = self.abs_X.max(axis=0)
+        return np.asarray(top.todense() if sp.issparse(top) else top).ravel()
 
     def dot(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """z_k·θ for every row."""

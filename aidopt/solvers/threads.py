@@ -12,15 +12,15 @@ import functools
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["single_thread_blas"]
+__all__ = ["blas_controller", "single_thread_blas"]
 
 
 @functools.cache
-def _blas_controller() -> ThreadpoolController:
+def blas_controller() -> ThreadpoolController:
     """threadpoolctl's view of the loaded BLAS libraries, built once (it scans the process)."""
     return ThreadpoolController()
 
 
 def single_thread_blas():
     """Context manager: BLAS limited to one thread."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return blas_controller().limit(limits=1, user_api="blas")
