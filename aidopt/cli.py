@@ -87,7 +87,28 @@ def _summary(cls: Any) -> str:
     return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _selected(argv: Sequence[str] | None) -> tuple[str | None, str | None]:
+    """(command, name) that ``argv`` starts with ("solve", "lad"); None where it names none."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and not words[0].startswith("-") else None
+    name = words[1] if command and len(words) > 1 and not words[1].startswith("-") else None
+    return command, name
+
+
+def _only(entries: dict[str, Any], command: str | None, group: str, name: str | None) -> list:
+    """The entries a parser for ``command name ...`` needs in ``group``: none for another
+    command, the named one, or (no name, an unknown one: help and errors list them) all."""
+    if command != group:
+        return []
+    if name in models() or name in methods():
+        return [name] if name in entries else []
+    return list(entries)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv``: only the subcommand it names is filled in, so that
+    ``aidopt solve lad ...`` imports the LAD model and nothing else."""
+    command, name = _selected(argv)
     parser = _Parser(
         prog="aidopt",
         description="Aggregate-and-iterative-disaggregate optimization of ML models.",
@@ -97,35 +118,42 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="solve a model on a CSV file")
     solve_models = solve.add_subparsers(dest="model", required=True, metavar="MODEL")
-    registered = {name: entry.load() for name, entry in models().items()}
-    for name, cls in registered.items():
-        p = solve_models.add_parser(name, help=_summary(cls))
+    for model_name in _only(models(), command, "solve", name):
+        cls = models()[model_name].load()
+        p = solve_models.add_parser(model_name, help=_summary(cls))
         _common_solve_arguments(p, getattr(cls.data_type, "target", "required"))
         add_to_parser(p, (*cls.options, *cls.cli_extras))
-    for name, entry in methods().items():
-        cls = entry.load()
-        p = solve_models.add_parser(name, help=_summary(cls) + " (not AID)")
+    for method_name in _only(methods(), command, "solve", name):
+        cls = methods()[method_name].load()
+        p = solve_models.add_parser(method_name, help=_summary(cls) + " (not AID)")
         _data_arguments(p)
         cls.add_arguments(p)
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
     gen_models = generate.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for name, cls in registered.items():
+    for model_name in _only(models(), command, "generate", name):
+        cls = models()[model_name].load()
         if cls.generator is None:
             continue
-        p = gen_models.add_parser(name, help=cls.generator.help or _summary(cls))
+        p = gen_models.add_parser(model_name, help=cls.generator.help or _summary(cls))
         add_to_parser(p, cls.generator.options)
         p.add_argument("--seed", type=parse_seed, default=0, help="random seed (≥ 0)")
         p.add_argument("--out", type=Path, required=True, help="output CSV file")
 
     bench = commands.add_parser("bench", help="benchmark AID against the baselines")
-    from aidopt.bench import harness
+    if command == "bench":
+        from aidopt.bench import harness
 
-    bench_models = bench.add_subparsers(
-        dest="model", required=True, metavar="MODEL", parser_class=harness.parser_class(_Parser)
-    )
-    for name, help_text in _bench_entries(registered).items():
-        harness.add_arguments(bench_models.add_parser(name, help=help_text), name, registered)
+        registered = {n: entry.load() for n, entry in models().items()}
+        bench_models = bench.add_subparsers(
+            dest="model", required=True, metavar="MODEL", parser_class=harness.parser_class(_Parser)
+        )
+        for bench_name, help_text in _bench_entries(registered).items():
+            harness.add_arguments(
+                bench_models.add_parser(bench_name, help=help_text), bench_name, registered
+            )
+    else:
+        bench.add_subparsers(dest="model", required=True, metavar="MODEL")
 
     listing = commands.add_parser("models", help="list the models and methods, with options")
     listing.add_argument(
@@ -143,11 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     verify.add_argument("--quiet", action="store_true", help="no log")
 
-    from aidopt.svc import command as cluster_command
+    cluster = commands.add_parser("cluster", help="support-vector clustering of a CSV file")
+    if command == "cluster":
+        from aidopt.svc import command as cluster_command
 
-    cluster_command.add_arguments(
-        commands.add_parser("cluster", help="support-vector clustering of a CSV file")
-    )
+        cluster_command.add_arguments(cluster)
     commands.add_parser("demo", help="a small end-to-end LAD run on HiGHS (no input needed)")
     commands.add_parser("solvers", help="list the solvers aidopt can reach here")
     return parser
@@ -522,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with _isolated_stdout() as out:
         handler = None
         try:
-            parser = build_parser()
+            parser = build_parser(argv)
             with out.as_stdout():  # --help and --version are results
                 args = parser.parse_args(argv)
             quiet = getattr(args, "quiet", False) or getattr(args, "json", False)

@@ -40,10 +40,9 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.certificate import Bound, DualPoint
@@ -53,6 +52,9 @@ from aidopt.options import Option, from_args, validate
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
+
+if TYPE_CHECKING:
+    from aidopt.data.io import Table
 
 __all__ = [
     "AggregatedModel",
@@ -200,8 +202,8 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """The model's parameters, for logs and results (JSON-ready)."""
         return {o.name: plain(getattr(self, o.name)) for o in self.options}
 
-    def data_from_frame(self, frame: pd.DataFrame, target: str | None) -> DataT:
-        """Validated model data from a table (the CLI's CSV files)."""
+    def data_from_frame(self, frame: Table, target: str | None) -> DataT:
+        """Validated model data from a table (a DataFrame; the CLI's CSV files)."""
         return self.data_type.from_frame(frame, target)
 
     def check_data(self, data: DataT) -> None:

@@ -1,7 +1,8 @@
 """One registry for everything a name on the command line can mean: models, methods, solvers.
 
 * **Models** (formulations solved by AID): every module of the package :mod:`aidopt.models`
-  that defines ``MODEL`` (an :class:`~aidopt.contract.AggregatedModel` subclass), and every
+  that defines ``MODEL`` (an :class:`~aidopt.contract.AggregatedModel` subclass whose ``name``
+  is the module's name: ``models/lad.py`` registers ``lad``), and every
   entry point of the group ``aidopt.models`` (``name = "package.module:Class"``) of any
   installed distribution. A new model is one file in ``models/`` — or one entry point in a
   third-party package — and ``aidopt solve/generate/bench/solvers`` and the estimators find it.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -60,11 +62,16 @@ class Entry:
     kind: str  # "model" or "method"
 
     def load(self) -> Any:
+        """The class (its module imported on first use); its ``name`` must be the entry's."""
         module_name, _, attr = self.target.partition(":")
         module = importlib.import_module(module_name)
-        if attr:
-            return getattr(module, attr)
-        return getattr(module, "MODEL" if self.kind == "model" else "METHOD")
+        cls = getattr(module, attr or ("MODEL" if self.kind == "model" else "METHOD"))
+        if getattr(cls, "name", self.name) != self.name:
+            raise AidoptError(
+                f"The {self.kind} registered as {self.name!r} ({self.target}) is named "
+                f"{cls.name!r}: a {self.kind} module's file name is its name."
+            )
+        return cls
 
 
 def _load(target: str) -> Any:
@@ -73,22 +80,36 @@ def _load(target: str) -> Any:
 
 
 def _scan(package: str, attribute: str, kind: str) -> dict[str, Entry]:
-    """Modules of ``package`` that define ``attribute``, by the class's ``name``."""
+    """Modules of ``package`` that assign ``attribute`` at top level, by module name.
+
+    The modules are not imported (a command that uses one model does not pay for the others):
+    the source is read for a line ``MODEL = ...``; :meth:`Entry.load` checks that the class's
+    ``name`` is the module's name.
+    """
     found: dict[str, Entry] = {}
     pkg = importlib.import_module(package)
+    assignment = re.compile(rf"^{attribute}\s*(?::[^=]*)?=", re.MULTILINE)
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_"):
+        if info.name.startswith("_") or info.ispkg:
             continue
         module_name = f"{package}.{info.name}"
-        module = importlib.import_module(module_name)
-        cls = getattr(module, attribute, None)
-        if cls is not None:
-            found[cls.name] = Entry(cls.name, f"{module_name}:{attribute}", kind)
+        spec = info.module_finder.find_spec(module_name, None)  # type: ignore[call-arg]
+        loader = getattr(spec, "loader", None)
+        source = loader.get_source(module_name) if hasattr(loader, "get_source") else None
+        if source is not None and assignment.search(source):
+            found[info.name] = Entry(info.name, f"{module_name}:{attribute}", kind)
     return found
 
 
+@functools.cache
+def _installed_entry_points() -> Any:
+    """Every installed distribution's entry points, read once (each read scans them all)."""
+    return entry_points()
+
+
 def _entry_points(group: str, kind: str) -> dict[str, Entry]:
-    return {ep.name: Entry(ep.name, ep.value, kind) for ep in entry_points(group=group)}
+    found = _installed_entry_points().select(group=group)
+    return {ep.name: Entry(ep.name, ep.value, kind) for ep in found}
 
 
 @functools.cache
@@ -125,7 +146,7 @@ def method(name: str) -> Any:
 
 @functools.cache
 def _solver_targets() -> dict[str, str]:
-    extra = {ep.name: ep.value for ep in entry_points(group="aidopt.solvers")}
+    extra = {ep.name: ep.value for ep in _installed_entry_points().select(group="aidopt.solvers")}
     return {**BUILTIN_SOLVERS, **extra}
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from aidopt.certificate import Certificate
 from aidopt.jsonable import plain
 from aidopt.partition import Partition
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
 
@@ -113,6 +114,8 @@ class AIDResult:
     @property
     def history(self) -> pd.DataFrame:
         """Per-iteration history, one row per iteration (columns :data:`HISTORY_COLUMNS`)."""
+        import pandas as pd
+
         return pd.DataFrame([asdict(r) for r in self.records], columns=list(HISTORY_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,10 +21,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
 from aidopt.certificate import DualPoint, relative_gap
 from aidopt.contract import AggregatedModel
+from aidopt.data.io import Table
 from aidopt.exceptions import DataError
 
 __all__ = ["VerifyReport", "model_from_result", "verify_result"]
@@ -93,9 +92,7 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= _RTOL * max(1.0, abs(a), abs(b))
 
 
-def verify_result(
-    payload: dict[str, Any], frame: pd.DataFrame, target: str | None = None
-) -> VerifyReport:
+def verify_result(payload: dict[str, Any], frame: Table, target: str | None = None) -> VerifyReport:
     """Re-check the certificate of a ``--json`` result against the data ``frame``."""
     if not isinstance(payload, dict) or "model" not in payload:
         raise DataError("The result file is not an aidopt --json result (no 'model' key).")

@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
 from aidopt.data.containers import SemiSupervisedData
+from aidopt.data.io import Table
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
 from aidopt.kernels import Kernel
 from aidopt.validation import check_int, check_kernel_options, check_predict_input, check_real
@@ -492,7 +492,7 @@ class CutS3VM:
         )
 
     @classmethod
-    def solve_from_cli(cls, args: argparse.Namespace, frame: pd.DataFrame) -> dict[str, Any]:
+    def solve_from_cli(cls, args: argparse.Namespace, frame: Table) -> dict[str, Any]:
         """``aidopt solve cuts3vm``: the JSON-ready result (the s3vm layout plus |Ω| and CCCP)."""
         check_kernel_options(args.kernel, gamma=args.gamma)  # before reading the data
         kernel = None if args.kernel == "linear" else Kernel(args.kernel, gamma=args.gamma)

@@ -1,16 +1,17 @@
 """PU benchmark: a scaling study (time, memory) and the paper's Tables III/IV (F-measures).
 
 ``aidopt bench pu`` (the spec, on the generic harness :mod:`aidopt.bench.harness`) generates
-two-Gaussian PU instances (:func:`aidopt.data.pu.make_pu`, the model's prior π_U from the draw)
-of growing n, two workloads (``linear``: the linear kernel; ``rbf``: the Gaussian kernel,
-γ = 1/m), and runs each method in a fresh process with a time limit (training time and peak
-memory): the full QP on Clarabel (``aidopt.baselines.libraries.clarabel_pu``), HiGHS and Gurobi
-(statuses as reported: Gurobi's pip licence refuses QPs over 200 variables), USMO on all rows,
-and AID on USMO, HiGHS and Gurobi (tol 0: to the certificate). A method stopped by a limit is
-not run on the larger instances of that workload (``--part scaling`` and ``--kernels`` are the
-old spellings of the default and of ``--workloads``). Outputs: ``pu_runs.csv``, ``pu_summary.csv``,
-``pu_summary.md`` (Δ against the full QP on Clarabel, else USMO; ρ against Clarabel, USMO and
-the full QP on HiGHS) and ``pu_scaling.png``; ``--append`` adds to them (a grid in chunks).
+two-Gaussian PU instances (:func:`aidopt.data.pu.make_pu`, the model's prior π_U from the draw) of
+growing n, two workloads (``linear``: the linear kernel; ``rbf``: the Gaussian kernel, γ = 1/m), and
+runs each method in a fresh process with a time limit (training time and peak memory): the full QP
+on Clarabel (``aidopt.baselines.libraries.clarabel_pu``), HiGHS and Gurobi (statuses as reported:
+Gurobi's pip licence refuses QPs over 200 variables), USMO on all rows, and AID on USMO, HiGHS and
+Gurobi (tol 0: to the certificate); ``--generator sklearn`` runs on scikit-learn's
+``make_classification`` instead of aidopt's own generator. A method stopped by a limit is not run on
+the larger instances of that workload (``--part scaling`` and ``--kernels`` are the old spellings of
+the default and of ``--workloads``). Outputs: ``pu_runs.csv``, ``pu_summary.csv``, ``pu_summary.md``
+(Δ against the full QP on Clarabel, else USMO; ρ against Clarabel, USMO and the full QP on HiGHS)
+and ``pu_scaling.png``; ``--append`` adds to them (a grid in chunks).
 
 ``aidopt bench pu --part tables`` runs, on the 12 UCI sets (read in place from
 ``../shared/data/pu-uci``), for λ ∈ {1e-4, 1e-3, 1e-2, 1e-1} and the linear and Gaussian
@@ -48,13 +49,48 @@ from aidopt.data.pu import (
     uci_root,
 )
 from aidopt.kernels import Kernel
+from aidopt.options import Option
 
 
 # ---------------------------------------------------------------------- the scaling study
-def instance(n: int, m: int, seed: int) -> tuple[PositiveUnlabeledData, dict[str, float]]:
-    """Two Gaussian classes, 20% of the positives labeled; the model's prior is the draw's π_U."""
-    X, _, labeled, prior = make_pu(n, m, seed=seed)
+def instance(
+    n: int, m: int, seed: int, generator: str = "aidopt"
+) -> tuple[PositiveUnlabeledData, dict[str, float]]:
+    """20% of the positives labeled, the model's prior the draw's π_U (the positive share of the
+    unlabeled rows). ``generator`` 'aidopt': two Gaussian classes, 40% positives
+    (:func:`aidopt.data.pu.make_pu`); 'sklearn': data aidopt did not generate, scikit-learn's
+    ``make_classification(n, m, n_informative=max(2, m // 2), weights=(0.6,), flip_y=0.05,
+    class_sep=0.8)`` (40% positives), standardised."""
+    if generator == "sklearn":
+        from sklearn.datasets import make_classification
+
+        X, y = make_classification(
+            n_samples=n,
+            n_features=m,
+            n_informative=max(2, m // 2),
+            weights=(0.6,),
+            flip_y=0.05,
+            class_sep=0.8,
+            random_state=seed,
+        )
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+        rng = np.random.default_rng(seed)
+        positives = np.flatnonzero(y == 1)
+        labeled = np.zeros(n, dtype=bool)
+        labeled[rng.choice(positives, size=positives.size // 5, replace=False)] = True
+        prior = float(y[~labeled].mean())
+    else:
+        X, _, labeled, prior = make_pu(n, m, seed=seed)
     return PositiveUnlabeledData.from_arrays(X, labeled), {"prior": prior}
+
+
+GENERATOR = Option(
+    "generator",
+    "aidopt",
+    "instances: 'aidopt' (make_pu) or 'sklearn' (make_classification)",
+    kind=str,
+    choices=("aidopt", "sklearn"),
+)
 
 
 SPEC = BenchSpec(
@@ -63,12 +99,14 @@ SPEC = BenchSpec(
             make=instance,
             name="linear",
             sizes=tuple((n, 10) for n in (1000, 2000, 5000, 10000, 20000, 50000, 100000)),
+            options=(GENERATOR,),
             model_options={"kernel": "linear"},
         ),
         Workload(
             make=instance,
             name="rbf",
             sizes=tuple((n, 10) for n in (1000, 2000, 5000, 10000, 20000)),
+            options=(GENERATOR,),
             model_options={"kernel": "rbf"},
         ),
     ),

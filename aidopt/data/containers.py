@@ -23,11 +23,10 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.data.io import feature_matrix, target_column
+from aidopt.data.io import Table, feature_matrix, is_numeric, missing, target_column
 from aidopt.exceptions import DataError
 from aidopt.validation import (
     check_feature_names,
@@ -111,12 +110,11 @@ class FeatureData(_Rows):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None = None) -> FeatureData:
+    def from_frame(cls, frame: Table, target: str | None = None) -> FeatureData:
         """Every column is a feature; a ``target`` column, if named, is left out."""
         if target is not None:
-            X, names = feature_matrix(frame, target)
-        else:
-            X, names = feature_matrix(frame.assign(_no_target_=0.0), "_no_target_")
+            target_column(frame, target)  # a named column must exist
+        X, names = feature_matrix(frame, target)
         return cls.from_arrays(X, names)
 
 
@@ -155,14 +153,14 @@ class RegressionData(_Rows):
         return self.y if self.weight is None else self.y * self.weight
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> RegressionData:
+    def from_frame(cls, frame: Table, target: str | None) -> RegressionData:
         if target is None:
             raise DataError("A regression needs a target column (--target).")
         y = target_column(frame, target)
-        if not pd.api.types.is_numeric_dtype(y):
+        if not is_numeric(y):
             raise DataError(f"Target column {target!r} is not numeric.")
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, y.to_numpy(), names, target)
+        return cls.from_arrays(X, y, names, target)
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,11 +199,11 @@ class BinaryData(_Rows):
             raise DataError(f"y must be a 1-D array of labels, got shape {labels.shape}.")
         if labels.shape[0] != X.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {labels.shape[0]} entries.")
-        missing = pd.isna(labels)
-        if missing.any():
+        absent = missing(labels)
+        if absent.any():
             raise DataError(
-                f"y contains {int(missing.sum())} missing (NaN) labels, first at index "
-                f"{int(np.flatnonzero(missing)[0])}."
+                f"y contains {int(absent.sum())} missing (NaN) labels, first at index "
+                f"{int(np.flatnonzero(absent)[0])}."
             )
         try:
             classes, codes = np.unique(labels, return_inverse=True)
@@ -229,12 +227,12 @@ class BinaryData(_Rows):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> BinaryData:
+    def from_frame(cls, frame: Table, target: str | None) -> BinaryData:
         if target is None:
             raise DataError("A two-class model needs a target (label) column (--target).")
         y = target_column(frame, target)
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, y.to_numpy(), names, target)
+        return cls.from_arrays(X, y, names, target)
 
     def label_mapping(self) -> dict[str, Any]:
         """{"-1": original value, "+1": original value}."""
@@ -285,8 +283,10 @@ class PositiveUnlabeledData(_Rows):
         if s.ndim != 1 or s.shape[0] != X.shape[0]:
             raise DataError(f"X has shape {X.shape} but the labels have shape {s.shape}.")
         if s.dtype != bool:
-            values = pd.unique(pd.Series(s))
             if not (np.issubdtype(s.dtype, np.number) and np.isin(s, (0, 1)).all()):
+                import pandas as pd
+
+                values = pd.unique(pd.Series(s))
                 shown = ", ".join(map(repr, values[:10].tolist()))
                 raise DataError(
                     "The PU target must be 1 (labeled positive) or 0 (unlabeled); "
@@ -303,16 +303,16 @@ class PositiveUnlabeledData(_Rows):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> PositiveUnlabeledData:
+    def from_frame(cls, frame: Table, target: str | None) -> PositiveUnlabeledData:
         if target is None:
             raise DataError(
                 "PU learning needs a target column (1 = labeled positive, 0 = unlabeled)."
             )
         s = target_column(frame, target)
-        if s.isna().any():
+        if missing(s).any():
             raise DataError(f"Target column {target!r} has missing values.")
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, s.to_numpy(), names, target)
+        return cls.from_arrays(X, s, names, target)
 
     @property
     def n_labeled(self) -> int:
@@ -355,6 +355,8 @@ class SemiSupervisedData(_Rows):
         weight: ArrayLike | None = None,
     ) -> SemiSupervisedData:
         """``y`` holds the class of labeled rows and NaN (or None) on unlabeled rows."""
+        import pandas as pd
+
         X = check_matrix(X, "X", accept_sparse=True)
         target = pd.Series(np.asarray(y, dtype=object).ravel())
         if target.shape[0] != X.shape[0]:
@@ -387,12 +389,12 @@ class SemiSupervisedData(_Rows):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str | None) -> SemiSupervisedData:
+    def from_frame(cls, frame: Table, target: str | None) -> SemiSupervisedData:
         if target is None:
             raise DataError("S3VM needs a target column (empty on unlabeled rows).")
         y = target_column(frame, target)
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, y.to_numpy(dtype=object), names, target)
+        return cls.from_arrays(X, y.astype(object), names, target)
 
     @property
     def labeled(self) -> NDArray[np.bool_]:

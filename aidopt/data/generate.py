@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from aidopt.options import Option
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Generator"]
 

@@ -6,13 +6,17 @@ y_i = β₀ + x_i β + ε_i with x_ij ~ N(0, 1), β_j ~ U(−1, 1), β₀ ~ U(�
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.data.generate import Generator
 from aidopt.options import Option
 from aidopt.validation import check_choice, check_int
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["GENERATOR", "lad_frame", "make_lad"]
 
@@ -42,6 +46,8 @@ def make_lad(
 def lad_frame(n: int, m: int, *, seed: int = 0, noise: str = "laplace") -> pd.DataFrame:
     """Columns x1..xm and the target y."""
     X, y, _, _ = make_lad(n, m, seed=seed, noise=noise)
+    import pandas as pd
+
     frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["y"] = y
     return frame

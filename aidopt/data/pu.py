@@ -13,15 +13,18 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.data.generate import Generator
 from aidopt.exceptions import DataError
 from aidopt.options import Option
 from aidopt.validation import check_int, check_real
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "GENERATOR",
@@ -188,6 +191,8 @@ def pu_frame(
     X, _, labeled, _ = make_pu(
         n, m, prior=prior, labeled_fraction=labeled_fraction, separation=separation, seed=seed
     )
+    import pandas as pd
+
     frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["s"] = labeled.astype(np.int64)
     return frame

@@ -17,13 +17,17 @@ paper's 10 s order. Well separated classes (δ ≥ 4) make every solver fast and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.data.generate import Generator
 from aidopt.options import Option
 from aidopt.validation import check_int, check_real
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["GENERATOR", "make_svm", "svm_frame"]
 
@@ -57,6 +61,8 @@ def svm_frame(
 ) -> pd.DataFrame:
     """Columns x1..xm and the label column y (−1/+1)."""
     X, y = make_svm(n, m, seed=seed, separation=separation, positive_fraction=positive_fraction)
+    import pandas as pd
+
     frame = pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
     frame["y"] = y.astype(np.int64)
     return frame

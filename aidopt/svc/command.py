@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Fit, label and score; returns (the JSON payload, its text form)."""
     from aidopt.data.containers import FeatureData
-    from aidopt.data.io import read_table
+    from aidopt.data.io import read_table, target_column
     from aidopt.exceptions import DataError
     from aidopt.svc.estimator import SupportVectorClustering
     from aidopt.svc.metrics import clustering_scores
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if args.target is not None:
         if args.target not in frame.columns:
             raise DataError(f"Column {args.target!r} not found in {args.data}.")
-        classes = frame[args.target].to_numpy()
+        classes = target_column(frame, args.target)
     data = FeatureData.from_frame(frame, args.target)
     if args.plot is not None and data.m != 2:
         raise DataError(f"--plot draws 2-D data; this file has {data.m} feature columns.")
