@@ -190,3 +190,31 @@ def test_library_baselines_reach_the_optimum():
     best = AIDSolver(model, solver="usmo", tol=0.0).solve_full(data).objective
     outcome = libraries.clarabel_pu(model, data, 60.0)
     assert model.evaluate(data, outcome.solution).objective == pytest.approx(best, rel=1e-6)
+
+
+@pytest.mark.skipif(libraries.quantreg_missing() is not None, reason="R quantreg not installed")
+@pytest.mark.parametrize("run", [libraries.r_quantreg_fn, libraries.r_quantreg_pfn])
+def test_r_quantreg_reaches_the_optimum(run):
+    """R's rq.fit.fnb and rq.fit.pfn give the LP's optimum, evaluated by the model, at the
+    median and at another quantile."""
+    from aidopt.models.lad import QuantileModel
+
+    data = lad_instance(3000, 4, 1)
+    for model in (LADModel(), QuantileModel(0.8)):
+        best = AIDSolver(model, solver="highs", tol=0.0).solve_full(data).objective
+        outcome = run(model, data, 120.0)
+        assert isinstance(outcome, Outcome) and outcome.status == "optimal", outcome
+        assert model.evaluate(data, outcome.solution).objective == pytest.approx(best, rel=1e-7)
+
+
+def test_pu_bench_instances_from_either_generator():
+    """--generator sklearn: make_classification with 40 % positives, a fifth of them labeled,
+    the model's prior the positive share of the unlabeled rows."""
+    from aidopt.bench.pu import instance as pu_instance
+
+    for generator in ("aidopt", "sklearn"):
+        data, options = pu_instance(5000, 6, 3, generator=generator)
+        assert data.X.shape == (5000, 6)
+        share = data.n_labeled / data.n
+        assert 0.06 < share < 0.10, (generator, share)  # 20 % of ~40 % positives
+        assert 0.3 < options["prior"] < 0.4

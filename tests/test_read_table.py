@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from aidopt.data.containers import BinaryData, FeatureData, PositiveUnlabeledData, RegressionData
-from aidopt.data.io import NumericTable, _pandas_table, read_table, target_column
+from aidopt.data.io import NumericTable, _pandas_table, feature_matrix, read_table, target_column
 from aidopt.exceptions import DataError
 
 NUMERIC = {
@@ -19,6 +19,7 @@ NUMERIC = {
     "crlf and bom": "\ufeffx1,x2,y\r\n1,2.5,3\r\n-4,5e-9,6\r\n",
     "quoted header": '"a b","c,d",y\n1,2,3\n4,5,6\n',
     "nan and inf": "x1,y\nnan,1\ninf,2\n-inf,3\n",
+    "spaces": "x1,y\n 1,2\n3 ,4\n",
     "blank last lines": "x1,y\n1,2\n3,4\n\n\n",
     "long digits": "x1,y\n0.1000000000000000055511151231257827,1\n3.141592653589793238,2\n",
 }
@@ -30,6 +31,7 @@ NOT_NUMERIC = {
     "underscore digits": "x1,y\n1_000,2\n3,4\n",
     "non-ascii digits": "x1,y\n\uff11,2\n3,4\n",
     "ragged": "x1,y\n1,2,3\n4,5\n",
+    "unnamed column": "x1,\n1,2\n",
     "booleans": "x1,y\n1,True\n2,False\n",
     "index column": "x1,y\n0,1,2\n1,3,4\n",
 }
@@ -60,10 +62,13 @@ def test_anything_else_is_read_by_pandas(tmp_path, case):
 def test_large_files_go_to_pandas(tmp_path, monkeypatch):
     import aidopt.data.io as io_module
 
-    path = tmp_path / "t.csv"
-    path.write_text("x1,y\n1,2\n3,4\n")
+    path = _write(tmp_path, "x1,y\n1,2\n3,4\n")
     monkeypatch.setattr(io_module, "SMALL_FILE_BYTES", 4)
-    assert isinstance(read_table(path), pd.DataFrame)
+    frame = read_table(path)
+    assert isinstance(frame, pd.DataFrame)
+    X, names = feature_matrix(frame, "y")
+    np.testing.assert_array_equal(X, [[1.0], [3.0]])
+    assert names == ["x1"] and X.flags.c_contiguous
 
 
 @pytest.mark.parametrize(
@@ -77,9 +82,14 @@ def test_empty_files_are_named_errors(tmp_path, text, message):
         read_table(path)
 
 
-def _both(tmp_path, text):
+def _write(tmp_path, text):
     path = tmp_path / "t.csv"
     path.write_text(text)
+    return path
+
+
+def _both(tmp_path, text):
+    path = _write(tmp_path, text)
     table = read_table(path)
     assert isinstance(table, NumericTable)
     return table, _pandas_table(path)
@@ -114,7 +124,8 @@ def test_errors_name_the_problem_from_either_table(tmp_path):
             target_column(t, "z")
         with pytest.raises(DataError, match="only the target column"):
             RegressionData.from_frame(t[["y"]] if t is frame else _only_y(t), "y")
-    nan_table, nan_frame = _both(tmp_path, "x1,y\n1,nan\n2,1\n")
+    nan_frame = _pandas_table(_write(tmp_path, "x1,y\n1,nan\n2,1\n"))
+    nan_table = NumericTable(("x1", "y"), {"x1": np.array([1, 2]), "y": np.array([np.nan, 1.0])})
     for t in (nan_table, nan_frame):
         with pytest.raises(DataError, match="missing"):
             PositiveUnlabeledData.from_frame(t, "y")
@@ -126,7 +137,7 @@ def _only_y(table: NumericTable) -> NumericTable:
     return NumericTable(("y",), {"y": table.arrays["y"]})
 
 
-def test_a_small_lad_run_imports_neither_pandas_nor_pyomo_nor_sklearn(tmp_path):
+def test_a_lad_run_imports_neither_pandas_nor_pyomo_nor_sklearn(tmp_path):
     """`aidopt solve lad` on a small file: lazy imports all the way (the CLI's start-up cost)."""
     path = tmp_path / "t.csv"
     rng = np.random.default_rng(0)
@@ -142,3 +153,22 @@ def test_a_small_lad_run_imports_neither_pandas_nor_pyomo_nor_sklearn(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr
     assert "status      optimal" in out.stdout
+
+
+def test_models_are_found_without_importing_them_and_checked_on_load(tmp_path, monkeypatch):
+    """The registry reads the source for ``MODEL = ...``; the file's name is the model's name,
+    and a class named otherwise is a named error when it loads."""
+    from aidopt.exceptions import AidoptError
+    from aidopt.registry import Entry, models
+
+    found = models()
+    assert {"lad", "svm", "pu", "s3vm", "ocsvm", "svdd"} <= set(found)
+    assert "svm_kernel" not in found and "ocsvm_kernel" not in found  # no MODEL line
+    for name, entry in found.items():
+        assert entry.load().name == name
+    (tmp_path / "misnamed.py").write_text(
+        "class Model:\n    name = 'other'\n\n\nMODEL = Model\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AidoptError, match=r"registered as 'misnamed'.*named 'other'"):
+        Entry("misnamed", "misnamed:MODEL", "model").load()

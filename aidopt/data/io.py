@@ -1,10 +1,11 @@
 """Reading tables: CSV files into a feature matrix and a target column, with named errors.
 
-A small file whose every field is a plain number is parsed by numpy into a
-:class:`NumericTable` (pandas' import alone, ~0.3 s, costs more than parsing it); anything else
-— large files, text, missing values — by pandas' C parser into a DataFrame. Both give the same
-columns and values (integers stay integers), and :func:`target_column` / :func:`feature_matrix`
-read either.
+A small file (≤ 1 MB) whose every field is a plain number is parsed by numpy into a
+:class:`NumericTable`: pandas' import alone (~0.3 s) costs more than parsing it. Everything else
+is read by pandas' C parser into a DataFrame (on two cores as fast as pyarrow's multithreaded
+reader, with less memory: docs/lad.md), and pandas names what is wrong with a file.
+Both give the same columns and values (integers stay integers); :func:`target_column` and
+:func:`feature_matrix` read either.
 """
 
 from __future__ import annotations
@@ -36,8 +37,7 @@ __all__ = [
     "target_column",
 ]
 
-#: files up to this size are tried with numpy first (≈ 5,000 rows × 10 columns, ≤ 0.07 s; beyond,
-#: pandas parses faster than numpy by more than its own import costs)
+#: up to this size numpy parses a file faster than pandas is imported (≈ 5,000 rows × 10)
 SMALL_FILE_BYTES = 1 << 20
 
 
@@ -90,16 +90,13 @@ def read_table(path: str | Path) -> Table:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"Data file not found: {p}")
-    if p.stat().st_size <= SMALL_FILE_BYTES:
-        table = _numeric_table(p)
-        if table is not None:
-            return table
-    return _pandas_table(p)
+    table = _parsed_by_numpy(p) if p.stat().st_size <= SMALL_FILE_BYTES else None
+    return table if table is not None else _pandas_table(p)  # pandas names what is wrong
 
 
-def _numeric_table(path: Path) -> NumericTable | None:
-    """The file parsed by numpy, or None when it is not a rectangle of plain ASCII numbers
-    under unique non-empty names (pandas then reads it, and names what is wrong)."""
+def _parsed_by_numpy(path: Path) -> NumericTable | None:
+    """A small file parsed by numpy, or None when it is not a rectangle of plain ASCII numbers
+    under unique non-empty names."""
     try:
         text = path.read_text(encoding="utf-8-sig")  # universal newlines: \r\n is \n
     except UnicodeDecodeError:
@@ -188,8 +185,8 @@ def feature_matrix(frame: Table, target: str | None) -> tuple[NDArray[np.float64
     if not names:
         raise DataError(f"No feature columns: the table has only the target column {target!r}.")
     if isinstance(frame, NumericTable):
-        X = np.column_stack([frame.arrays[c] for c in names]).astype(np.float64)
-        return np.ascontiguousarray(X), [str(c) for c in names]
+        X = np.column_stack([frame.arrays[c] for c in names]).astype(np.float64, copy=False)
+        return X, list(names)
     features = frame[names]
     bad = [str(c) for c in names if not is_numeric(features[c].to_numpy())]
     if bad:
