@@ -35,3 +35,23 @@ def test_dual_box_lies_inside_the_exact_box():
         )
         np.testing.assert_allclose(box, scale * weight, rtol=4 * EPS)
     np.testing.assert_array_equal(dual_box(0.25, None, 3), [0.25, 0.25, 0.25])
+
+
+def test_repair_equalities_with_one_equation_is_the_least_norm_change():
+    """One row (the SVM's Σ α_k y_k = 0): the closed form equals least squares, the box holds,
+    and coordinates at a bound or not free do not move."""
+    from aidopt.certificate import repair_equalities
+
+    rng = np.random.default_rng(4)
+    a = rng.choice([-1.0, 1.0], 200)
+    s = rng.uniform(0.0, 1.0, 200)
+    s[:20] = 0.0  # at the lower bound: kept there
+    free = np.ones(200, dtype=bool)
+    free[20:30] = False
+    fixed = repair_equalities(a[None, :], np.zeros(1), s.copy(), 0.0, 1.0, rounds=1, free=free)
+    movable = (s > 1e-12) & (s < 1 - 1e-12) & free
+    expected = s.copy()
+    expected[movable] += np.linalg.lstsq(a[None, movable], [-(a @ s)], rcond=None)[0]
+    np.testing.assert_allclose(fixed, np.clip(expected, 0.0, 1.0), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(fixed[~movable], s[~movable])
+    assert abs(a @ repair_equalities(a[None, :], np.zeros(1), s.copy(), 0.0, 1.0)) < 1e-12

@@ -65,6 +65,7 @@ _RESIDUAL_TOL = 1e-10  # a face solve satisfies its rows to this share of their 
 _IDLE_STEPS = 50  # × p steps in a row that leave θ where it is: stalled (degenerate ties pivot)
 _ACCURACY = 1e-11  # the relative accuracy an optimal answer states: exact up to rounding
 _FIRST_BREAKPOINTS = 64  # breakpoints sorted first by the line search (then 8 times more)
+_REFRESH_STEPS = 32  # steps between recomputations of r and of the sums over U from every row
 _OPTIONS = frozenset({"max_steps"})
 
 
@@ -101,33 +102,68 @@ class _Rows:
         """|X| elementwise."""
         return abs(self.X)
 
-    @functools.cached_property
-    def column_max(self) -> NDArray[np.float64]:
-        """max_k |x_kj| per column."""
-        top = self.abs_X.max(axis=0)
-        return np.asarray(top.todense() if sp.issparse(top) else top).ravel()
-
     def dot(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """z_k·θ for every row."""
         shift = theta[self.m] if self.intercept else 0.0
         return self.y * (np.asarray(self.X @ theta[: self.m]).ravel() + shift)
 
-    def hinge_sum(self, active: NDArray[np.bool_]) -> NDArray[np.float64]:
-        """Σ_{k active} u_k z_k = (Σ u_k y_k x_k, Σ u_k y_k)."""
-        weights = np.where(active, self.uy, 0.0)
-        sums = np.asarray(self.X.T @ weights).ravel()
-        return np.r_[sums, weights.sum()] if self.intercept else sums
+    def hinge_sums(self, active: NDArray[np.bool_]) -> tuple[NDArray, NDArray]:
+        """(Σ_{k active} u_k z_k, Σ_{k active} u_k |x_k|): the linear term of q and the size of
+        its w-part, from every row."""
+        weights = np.where(active, self.u, 0.0)
+        return self._with_bias(self.X.T @ (weights * self.y), weights @ self.y), np.asarray(
+            self.abs_X.T @ weights
+        ).ravel()
+
+    def hinge_change(self, rows: NDArray[np.int64], sign: NDArray[np.float64]):
+        """The change of both :meth:`hinge_sums` when ``rows`` join (sign +1) or leave (−1) the
+        active set: O(|rows|·m) instead of a pass over every row."""
+        weights = sign * self.u[rows]
+        X = self.X[rows]
+        return self._with_bias(X.T @ (weights * self.y[rows]), weights @ self.y[rows]), np.asarray(
+            abs(X).T @ weights
+        ).ravel()
+
+    def _with_bias(self, sums, bias: float) -> NDArray[np.float64]:
+        sums = np.asarray(sums).ravel()
+        return np.append(sums, bias) if self.intercept else sums
 
     def block(self, rows: NDArray[np.int64]) -> NDArray[np.float64]:
         """Z_E, the rows of E as a dense |E| × p array."""
         X = self.X[rows]
-        X = X.toarray() if sp.issparse(X) else np.asarray(X)
+        Z = np.empty((rows.size, self.p))
+        Z[:, : self.m] = X.toarray() if sp.issparse(X) else X
         if self.intercept:
-            X = np.c_[X, np.ones(rows.size)]
-        return X * self.y[rows, None]
+            Z[:, self.m] = 1.0
+        return Z * self.y[rows, None]
 
 
-def _face_minimiser(rows: _Rows, c: NDArray[np.float64], E: NDArray[np.int64]):
+class _Face:
+    """E, the rows held on their kinks (in the order they joined), with Z_E and the Gram matrix
+    A_E A_Eᵀ of their w-parts, both updated a row at a time: a joining row's Gram entries are its
+    dot products with the others, as a product from scratch computes them."""
+
+    def __init__(self, rows: _Rows):
+        self.rows = rows
+        self.E = np.zeros(0, dtype=np.int64)
+        self.Z = np.zeros((0, rows.p))
+        self.gram = np.zeros((0, 0))
+
+    def add(self, k: int) -> None:
+        z = self.rows.block(np.array([k]))
+        a, e, m = z[0, : self.rows.m], self.E.size, self.rows.m
+        gram = np.empty((e + 1, e + 1))
+        gram[:e, :e] = self.gram
+        gram[:e, e] = gram[e, :e] = self.Z[:, :m] @ a
+        gram[e, e] = a @ a
+        self.E, self.Z, self.gram = np.append(self.E, k), np.vstack((self.Z, z)), gram
+
+    def remove(self, i: int) -> None:
+        keep = np.arange(self.E.size) != i
+        self.E, self.Z, self.gram = self.E[keep], self.Z[keep], self.gram[np.ix_(keep, keep)]
+
+
+def _face_minimiser(rows: _Rows, c: NDArray[np.float64], face: _Face):
     """The minimiser θ' of q on {Z_E θ = 1} and the multipliers α_E (None when singular).
 
     With A_E = (y_k x_k)_{k∈E}, the face's KKT system reduces to its Schur complement in α_E:
@@ -135,25 +171,26 @@ def _face_minimiser(rows: _Rows, c: NDArray[np.float64], E: NDArray[np.int64]):
     solve instead of (m+1+|E|)). Its answer is kept when it satisfies the face rows to rounding;
     otherwise (A_E ill-conditioned: the Gram squares its condition) the full KKT system is
     solved."""
-    ZE = rows.block(E)
-    reduced = _schur_solve(rows, c, ZE)
-    return reduced if reduced is not None else _kkt_solve(rows, c, ZE)
+    reduced = _schur_solve(rows, c, face)
+    return reduced if reduced is not None else _kkt_solve(rows, c, face.Z)
 
 
-def _schur_solve(rows: _Rows, c, ZE):
-    m, p, e = rows.m, rows.p, ZE.shape[0]
+def _schur_solve(rows: _Rows, c, face: _Face):
+    m, p, ZE = rows.m, rows.p, face.Z
+    e = ZE.shape[0]
     A_E = ZE[:, :m]
     S = np.zeros((e + p - m, e + p - m))
-    S[:e, :e] = A_E @ A_E.T
-    rhs = np.ones(e) - A_E @ c[:m]
+    S[:e, :e] = face.gram
+    rhs = np.empty(e + p - m)
+    rhs[:e] = 1.0 - A_E @ c[:m]
     if rows.intercept:
         S[:e, e] = S[e, :e] = ZE[:, m]
-        rhs = np.r_[rhs, -c[m]]
+        rhs[e] = -c[m]
     solution = _equilibrated_solve(S, rhs)
     if solution is None:
         return None
     alpha = solution[:e]
-    theta = np.r_[c[:m] + A_E.T @ alpha, solution[e:]]
+    theta = np.concatenate((c[:m] + A_E.T @ alpha, solution[e:]))
     size = np.abs(ZE) @ np.abs(theta) + 1.0
     if np.any(np.abs(ZE @ theta - 1.0) > _RESIDUAL_TOL * size):
         return None
@@ -166,7 +203,7 @@ def _kkt_solve(rows: _Rows, c, ZE):
     A[np.arange(m), np.arange(m)] = 1.0
     A[:p, p:] = -ZE.T
     A[p:, :p] = ZE
-    solution = _equilibrated_solve(A, np.r_[c, np.ones(e)])
+    solution = _equilibrated_solve(A, np.concatenate((c, np.ones(e))))
     return None if solution is None else (solution[:p], solution[p:])
 
 
@@ -189,26 +226,22 @@ def _power_of_two(size: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.exp2(np.round(np.log2(safe)))
 
 
-def _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge) -> bool:
+def _at_face_minimiser(rows, theta, direction, ZE, alpha_E, size_U, weight_U) -> bool:
     """At a vertex (|E| = m+1), or the face step d is rounding: |d_j| ≤ _STEP_TOL × the size of
-    the terms that make θ'_j (Σ_U u_k|x_kj| + Σ_E |α_k||x_kj| for w_j; |x_k·w| + 1 on E for
-    b), and with E empty the slope Σ_U u_k y_k in b is rounding of Σ_U u_k."""
+    the terms that make θ'_j (``size_U`` = Σ_U u_k|x_kj|, plus Σ_E |α_k||x_kj| and |w_j|, for
+    w_j; |x_k·w| + 1 on E for b), and with E empty the slope Σ_U u_k y_k in b is rounding of
+    ``weight_U`` = Σ_U u_k."""
     m = rows.m
-    if E.size >= rows.p:  # p rows on their kinks fix θ: a vertex (d ≠ 0 is rounding)
+    if ZE.shape[0] >= rows.p:  # p rows on their kinks fix θ: a vertex (d ≠ 0 is rounding)
         return True
-    weights = np.where(in_hinge, rows.u, 0.0)
-    weights[E] = np.abs(alpha_E)
-    bound_w = float(weights.sum()) * rows.column_max + np.abs(theta[:m])  # ≥ the sizes below
-    if np.any(np.abs(direction[:m]) > _STEP_TOL * bound_w):
-        return False  # a step of its own: no pass over the rows needed to say so
-    size_w = np.asarray(rows.abs_X.T @ weights).ravel() + np.abs(theta[:m])
+    size_w = size_U + np.abs(ZE[:, :m]).T @ np.abs(alpha_E) + np.abs(theta[:m])
     if np.any(np.abs(direction[:m]) > _STEP_TOL * size_w):
         return False
     if not rows.intercept:
         return True
-    if E.size == 0:
-        return abs(direction[m]) <= _STEP_TOL * float(weights.sum())
-    size_b = float(np.max(np.abs(rows.block(E)[:, :m]) @ np.abs(theta[:m]))) + 1.0
+    if ZE.shape[0] == 0:
+        return abs(direction[m]) <= _STEP_TOL * weight_U
+    size_b = float(np.max(np.abs(ZE[:, :m]) @ np.abs(theta[:m]))) + 1.0
     return abs(direction[m]) <= _STEP_TOL * max(size_b, abs(theta[m]))
 
 
@@ -237,23 +270,26 @@ def _line_search(w, dw, r, s, u, in_hinge, off_face):
             prefix = np.argsort(times, kind="stable")
         idx, tk = candidates[prefix], times[prefix]
         # φ'(t) = slopes_i + curvature·t after the i-th breakpoint; each adds u_k|s_k|
-        slopes = slope0 + np.r_[0.0, np.cumsum(u[idx] * np.abs(s[idx]))]
+        slopes = np.empty(idx.size + 1)
+        slopes[0] = slope0
+        np.cumsum(u[idx] * np.abs(s[idx]), out=slopes[1:])
+        slopes[1:] += slope0
         ahead = np.flatnonzero(slopes[:-1] + curvature * tk >= 0)  # φ' ≥ 0 before breakpoint
         if ahead.size or tk.size == times.size:
             break
         first *= 8
-    starts = np.r_[0.0, tk]
     i = int(ahead[0]) if ahead.size else tk.size
+    start_i = float(tk[i - 1]) if i > 0 else 0.0  # where the segment of the minimum starts
     if curvature > 0:
         t = -slopes[i] / curvature
     else:
-        t = starts[i] if slopes[i] >= 0 else np.inf
+        t = start_i if slopes[i] >= 0 else np.inf
     if i < tk.size and t >= tk[i]:
         return float(tk[i]), int(idx[i]), idx[:i]
     if not np.isfinite(t):
         return np.inf, -1, idx
-    if t <= starts[i] and i > 0:  # the minimum is the kink that opened this segment
-        return float(starts[i]), int(idx[i - 1]), idx[: i - 1]
+    if t <= start_i and i > 0:  # the minimum is the kink that opened this segment
+        return start_i, int(idx[i - 1]), idx[: i - 1]
     return float(max(t, 0.0)), -1, idx[:i]
 
 
@@ -282,7 +318,13 @@ def svm_active_set(
 
 
 def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> HingeActiveSetResult:
-    """The loop of :func:`svm_active_set`."""
+    """The loop of :func:`svm_active_set`.
+
+    The residuals r_k = z_k·θ − 1 and the sums over U (the linear term c of q, the sizes
+    Σ_U u_k|x_k| and Σ_U u_k) are carried from step to step — r += t·s after a move, the sums
+    changed by the few rows that cross or join or leave E — and recomputed from every row each
+    _REFRESH_STEPS steps and before an answer is declared optimal, so that the optimality test
+    always sees them fresh."""
     intercept = rows.intercept
     m, K = rows.m, rows.y.size
     theta = np.zeros(rows.p)
@@ -290,11 +332,12 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
         theta[:m] = np.asarray(start[0], dtype=np.float64)
         if intercept:
             theta[m] = start[1]
-    E = np.zeros(0, dtype=np.int64)
+    face = _Face(rows)
     on_face = np.zeros(K, dtype=bool)
     in_hinge = rows.dot(theta) < 1.0
     stop = None if time_limit is None else time.perf_counter() + time_limit
     steps = idle = 0  # idle: steps in a row that did not move θ (a cycle guard)
+    stale = _REFRESH_STEPS  # steps since r and the sums over U were computed from every row
 
     def bias() -> float:
         return float(theta[m]) if intercept else 0.0
@@ -302,25 +345,40 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
     def give_up(message):
         return HingeActiveSetResult(theta[:m].copy(), bias(), None, steps, message)
 
+    def change_hinge(changed: NDArray[np.int64], was: NDArray[np.bool_]) -> None:
+        nonlocal c, size_U, weight_U
+        sign = in_hinge[changed].astype(np.float64) - was
+        moved = sign != 0.0
+        if moved.any():
+            dc, dsize = rows.hinge_change(changed[moved], sign[moved])
+            c, size_U = c + dc, size_U + dsize
+            weight_U += float(sign[moved] @ rows.u[changed[moved]])
+
     while True:
         if steps >= max_steps:
             return give_up("step limit")
         if stop is not None and time.perf_counter() > stop:
             return give_up("time limit")
         steps += 1
-        r = rows.dot(theta) - 1.0
+        fresh = stale >= _REFRESH_STEPS
+        if fresh:
+            r = rows.dot(theta) - 1.0
+            c, size_U = rows.hinge_sums(in_hinge)
+            weight_U = float(rows.u[in_hinge].sum())
+            stale = 0
+        stale += 1
+        E = face.E
         r[E] = 0.0
-        c = rows.hinge_sum(in_hinge)
         if E.size == 0:  # q is ½‖w‖² − c·θ: its minimiser in w, its descent in b
             direction, alpha_E = c - theta, np.zeros(0)
             if intercept:
                 direction[m] = c[m]
         else:
-            face = _face_minimiser(rows, c, E)
-            if face is None:
+            minimiser = _face_minimiser(rows, c, face)
+            if minimiser is None:
                 return give_up("singular face")
-            direction, alpha_E = face[0] - theta, face[1]
-        if not _at_face_minimiser(rows, theta, direction, E, alpha_E, in_hinge):
+            direction, alpha_E = minimiser[0] - theta, minimiser[1]
+        if not _at_face_minimiser(rows, theta, direction, face.Z, alpha_E, size_U, weight_U):
             s = rows.dot(direction)  # z_k·d
             t, joining, crossed = _line_search(
                 theta[:m], direction[:m], r, s, rows.u, in_hinge, ~on_face
@@ -329,11 +387,15 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
                 return give_up("unbounded direction")
             if t > 0.0 or joining >= 0:
                 theta = theta + t * direction
+                r += t * s
+                changed = crossed if joining < 0 else np.append(crossed, joining)
+                was = in_hinge[changed]
                 in_hinge[crossed] = ~in_hinge[crossed]
                 if joining >= 0:  # an off-face row: E never holds it twice
-                    E = np.r_[E, joining]
+                    face.add(joining)
                     on_face[joining] = True
                     in_hinge[joining] = False
+                change_hinge(changed, was)
                 idle = idle + 1 if t == 0.0 else 0
                 if idle > _IDLE_STEPS * rows.p:
                     return give_up("stalled")
@@ -341,6 +403,9 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
             # no descent to rounding (φ'(0+) ≥ 0 as computed): a face minimiser in practice
         excess = np.maximum(-alpha_E, alpha_E - rows.u[E])
         if excess.size == 0 or excess.max() <= _MULTIPLIER_TOL * max(1.0, rows.u[E].max()):
+            if not fresh:  # decide on sums from every row
+                stale = _REFRESH_STEPS
+                continue
             alpha = np.where(in_hinge, rows.u, 0.0)
             alpha[E] = np.clip(alpha_E, 0.0, rows.u[E])
             return HingeActiveSetResult(theta[:m].copy(), bias(), alpha, steps, "optimal")
@@ -348,7 +413,8 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
         k = int(E[leaving])
         in_hinge[k] = alpha_E[leaving] > rows.u[k]
         on_face[k] = False
-        E = np.delete(E, leaving)
+        face.remove(leaving)
+        change_hinge(np.array([k]), np.array([False]))
         idle += 1
         if idle > _IDLE_STEPS * rows.p:
             return give_up("stalled")
