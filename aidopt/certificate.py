@@ -27,8 +27,10 @@ the data alone.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,7 @@ __all__ = [
     "accurate_sum",
     "accurate_tdot",
     "accurate_weighted_sum",
+    "data_sums_cached",
     "dual_box",
     "max_row_norm",
     "relative_gap",
@@ -116,29 +119,52 @@ def accurate_tdot(
     return acc.astype(np.float64), GAMMA * absolute * (1 + 4 * EPS)
 
 
-_ABS_SUMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RUN_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "aidopt_sums", default=None
+)
+
+
+@contextlib.contextmanager
+def data_sums_cached() -> Iterator[None]:
+    """Within: the data-only sums below (:func:`abs_column_sums`, :func:`max_row_norm`) are
+    computed once per array — a run's data do not change while it runs. Outside, nothing is
+    cached: an array changed in place between two runs must never meet a stale bound."""
+    token = _RUN_CACHE.set({}) if _RUN_CACHE.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _RUN_CACHE.reset(token)
+
+
+def _per_array(kind: str, A: Any, compute: Any) -> Any:
+    """compute(A), remembered for the array object inside :func:`data_sums_cached`."""
+    cache = _RUN_CACHE.get()
+    if cache is None:
+        return compute(A)
+    key = (kind, id(A), A.shape)
+    hit = cache.get(key)
+    if hit is not None and hit[0] is A:  # the array is held, so its id is not reused
+        return hit[1]
+    value = compute(A)
+    cache[key] = (A, value)
+    return value
 
 
 def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
-    """Σ_i |a_ij| per column (cached per array object; used to bound |A|ᵀ|v| by max|v|·this)."""
-    try:
-        cached = _ABS_SUMS.get(A)
-    except TypeError:  # not weak-referenceable
-        cached = None
-    if cached is not None and cached[0] == A.shape:
-        return cached[1]
+    """Σ_i |a_ij| per column, rounded up (bounds |A|ᵀ|v| by max|v|·this; see
+    :func:`data_sums_cached`)."""
+    return _per_array("abs_column_sums", A, _abs_column_sums)
+
+
+def _abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
     if sp.issparse(A):
         sums = np.asarray(abs(A).sum(axis=0), dtype=np.float64).ravel()
     else:
         sums = np.zeros(A.shape[1])
         for start in range(0, A.shape[0], 65536):
             sums += np.abs(A[start : start + 65536]).sum(axis=0)
-    sums *= 1 + A.shape[0] * EPS * 2  # an upper bound despite the rounding of the sums
-    try:
-        _ABS_SUMS[A] = (A.shape, sums)
-    except TypeError:
-        pass
-    return sums
+    return sums * (1 + A.shape[0] * EPS * 2)  # an upper bound despite the rounding of the sums
 
 
 def relative_gap(
@@ -325,17 +351,12 @@ def repair_equalities(
     return s
 
 
-_ROW_NORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
-    """max_i ‖x_i‖₂ (cached per array object), rounded up."""
-    try:
-        cached = _ROW_NORMS.get(X)
-    except TypeError:
-        cached = None
-    if cached is not None and cached[0] == X.shape:
-        return cached[1]
+    """max_i ‖x_i‖₂, rounded up (see :func:`data_sums_cached`)."""
+    return _per_array("max_row_norm", X, _max_row_norm)
+
+
+def _max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
     if sp.issparse(X):
         sq = np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1)).ravel()
         value = float(np.sqrt(sq.max(initial=0.0)))
@@ -344,12 +365,7 @@ def max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
         for start in range(0, X.shape[0], 65536):
             block = X[start : start + 65536]
             value = max(value, float(np.sqrt(np.einsum("ij,ij->i", block, block).max(initial=0))))
-    value *= 1 + X.shape[1] * EPS * 4
-    try:
-        _ROW_NORMS[X] = (X.shape, value)
-    except TypeError:
-        pass
-    return value
+    return value * (1 + X.shape[1] * EPS * 4)
 
 
 def safe_min_eigenvalue(G: NDArray[np.float64], terms: int) -> float:

@@ -100,8 +100,10 @@ def _only(entries: dict[str, Any], command: str | None, group: str, name: str | 
     command, the named one, or (no name, an unknown one: help and errors list them) all."""
     if command != group:
         return []
-    if name in models() or name in methods():
-        return [name] if name in entries else []
+    if name in entries:
+        return [name]
+    if group == "solve" and (name in models() or name in methods()):
+        return []  # a model or a method of `solve`: the other loop builds its parser
     return list(entries)
 
 

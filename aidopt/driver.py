@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from aidopt import __version__
-from aidopt.certificate import Bound, Certificate, relative_gap
+from aidopt.certificate import Bound, Certificate, data_sums_cached, relative_gap
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.deadline import TimeLimitReached, deadline, remaining
 from aidopt.exceptions import (
@@ -263,7 +263,7 @@ class AIDSolver:
     # ------------------------------------------------------------------ public API
     def solve(self, data: Any) -> AIDResult:
         """Run AID on ``data`` (the model's data object) and return an :class:`AIDResult`."""
-        with verbosity(bool(self.verbose)), deadline(self.time_limit):
+        with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             return self._run(data, full=False)
 
     def solve_full(self, data: Any) -> AIDResult:
@@ -272,7 +272,7 @@ class AIDSolver:
         The full model is the aggregated model on singleton clusters, so the same declaration,
         the same solver adapter, the same evaluation and the same certificate are used.
         """
-        with verbosity(bool(self.verbose)), deadline(self.time_limit):
+        with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             return self._run(data, full=True)
 
     @property

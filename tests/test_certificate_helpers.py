@@ -55,3 +55,24 @@ def test_repair_equalities_with_one_equation_is_the_least_norm_change():
     np.testing.assert_allclose(fixed, np.clip(expected, 0.0, 1.0), rtol=0, atol=1e-15)
     np.testing.assert_array_equal(fixed[~movable], s[~movable])
     assert abs(a @ repair_equalities(a[None, :], np.zeros(1), s.copy(), 0.0, 1.0)) < 1e-12
+
+
+def test_data_sums_are_cached_within_a_run_only(monkeypatch):
+    """Inside data_sums_cached (a driver run) the sums are computed once per array; outside,
+    an array changed in place gets its new sums (never a stale bound)."""
+    import aidopt.certificate as certificate
+
+    X = np.arange(12.0).reshape(4, 3)
+    calls = []
+    real = certificate._abs_column_sums
+    monkeypatch.setattr(certificate, "_abs_column_sums", lambda A: calls.append(1) or real(A))
+    with certificate.data_sums_cached():
+        first = certificate.abs_column_sums(X)
+        with certificate.data_sums_cached():  # nested: the same cache
+            np.testing.assert_array_equal(certificate.abs_column_sums(X), first)
+        certificate.abs_column_sums(X.copy())  # another array: computed
+    assert len(calls) == 2
+    X *= 2.0
+    np.testing.assert_array_equal(certificate.abs_column_sums(X), real(X))
+    assert certificate.abs_column_sums(X)[0] >= 2 * first[0]
+    assert certificate.max_row_norm(X) >= np.linalg.norm(X, axis=1).max()

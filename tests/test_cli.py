@@ -373,3 +373,14 @@ def test_docs_options_is_generated_from_the_declarations(capsys):
         assert text == current, f"docs/options.md is stale at {name or 'the run options'!r}"
     assert {"lad", "svm", "pu", "s3vm"} <= set(written)
     assert "`--prior`" in written["pu"] and "`--time-limit`" in written[""]
+
+
+def test_a_parser_for_one_model_still_names_every_choice_on_errors(capsys):
+    """The parser is built for the command line's own model only; a wrong name still gets the
+    full list of choices, and a method of `solve` is not a `generate` model."""
+    assert main(["generate", "cuts3vm", "--out", "x.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'cuts3vm'" in err and "'lad'" in err and "'svm'" in err
+    assert main(["solve", "nope", "--data", "x.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "'lad'" in err and "'cuts3vm'" in err
