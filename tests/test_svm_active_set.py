@@ -216,3 +216,24 @@ def test_one_class_model_runs_on_the_active_set_by_default():
     assert result.solver == "activeset" and result.certified
     full = AIDSolver(model, solver="highs").solve_full(data)  # the full QP, another solver
     assert result.objective == pytest.approx(full.objective, rel=1e-8)
+
+
+@pytest.mark.parametrize("refresh", [1, 3, 32])
+def test_carried_residuals_and_sums_reach_the_optimum_of_fresh_ones(monkeypatch, refresh):
+    """Residuals and sums over U carried across steps (recomputed every ``refresh`` steps and
+    before the answer): a long run (hundreds of steps at m = 30) ends at the same certified
+    optimum as one that recomputes everything at every step."""
+    import aidopt.solvers.svm_active_set as active_set
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1500, 30))
+    y = np.where(X @ rng.normal(size=30) + rng.normal(size=1500) > 0, 1.0, -1.0)
+    u = rng.uniform(0.1, 10.0, 1500)
+    monkeypatch.setattr(active_set, "_REFRESH_STEPS", refresh)
+    found = svm_active_set(X, y, u)
+    assert found.converged and found.steps > 100, (found.message, found.steps)
+    value, bound = primal(X, y, u, found.w, found.b), dual(X, y, u, found.alpha)
+    assert 0.0 <= value - bound <= 1e-10 * value
+    monkeypatch.setattr(active_set, "_REFRESH_STEPS", 1)
+    reference = svm_active_set(X, y, u)
+    assert value == pytest.approx(primal(X, y, u, reference.w, reference.b), rel=1e-12)
