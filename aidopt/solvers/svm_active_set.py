@@ -111,18 +111,16 @@ class _Rows:
         """(Σ_{k active} u_k z_k, Σ_{k active} u_k |x_k|): the linear term of q and the size of
         its w-part, from every row."""
         weights = np.where(active, self.u, 0.0)
-        return self._with_bias(self.X.T @ (weights * self.y), weights @ self.y), np.asarray(
-            self.abs_X.T @ weights
-        ).ravel()
+        linear = self._with_bias(self.X.T @ (weights * self.y), float(weights @ self.y))
+        return linear, np.asarray(self.abs_X.T @ weights).ravel()
 
     def hinge_change(self, rows: NDArray[np.int64], sign: NDArray[np.float64]):
         """The change of both :meth:`hinge_sums` when ``rows`` join (sign +1) or leave (−1) the
         active set: O(|rows|·m) instead of a pass over every row."""
         weights = sign * self.u[rows]
         X = self.X[rows]
-        return self._with_bias(X.T @ (weights * self.y[rows]), weights @ self.y[rows]), np.asarray(
-            abs(X).T @ weights
-        ).ravel()
+        linear = self._with_bias(X.T @ (weights * self.y[rows]), float(weights @ self.y[rows]))
+        return linear, np.asarray(abs(X).T @ weights).ravel()
 
     def _with_bias(self, sums, bias: float) -> NDArray[np.float64]:
         sums = np.asarray(sums).ravel()
@@ -338,6 +336,7 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
     stop = None if time_limit is None else time.perf_counter() + time_limit
     steps = idle = 0  # idle: steps in a row that did not move θ (a cycle guard)
     stale = _REFRESH_STEPS  # steps since r and the sums over U were computed from every row
+    r, c, size_U, weight_U = np.zeros(K), np.zeros(rows.p), np.zeros(m), 0.0  # set at step 1
 
     def bias() -> float:
         return float(theta[m]) if intercept else 0.0
