@@ -43,6 +43,7 @@ __all__ = [
 BUILTIN_SOLVERS: dict[str, str] = {
     "highs": "aidopt.solvers.highs:HighsAdapter",
     "gurobi": "aidopt.solvers.gurobi:GurobiAdapter",
+    "cplex": "aidopt.solvers.cplex:CplexAdapter",
     "highs-oa": "aidopt.solvers.outer_approximation:HighsOuterApproximation",
     "fn": "aidopt.solvers.frisch_newton:FrischNewtonSolver",
     "libsvm": "aidopt.solvers.libsvm:LibsvmSolver",

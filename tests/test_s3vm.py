@@ -24,7 +24,14 @@ from aidopt.solvers.highs import HighsAdapter
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 needs_gurobi = pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy is not installed")
-SOLVERS = [pytest.param("gurobi", marks=needs_gurobi), "highs-oa"]
+needs_cplex = pytest.mark.skipif(
+    importlib.util.find_spec("cplex") is None, reason="cplex is not installed"
+)
+SOLVERS = [
+    pytest.param("gurobi", marks=needs_gurobi),
+    pytest.param("cplex", marks=needs_cplex),
+    "highs-oa",
+]
 BALANCES = ["constraint", "cost", None]
 
 
