@@ -148,7 +148,7 @@ def test_highs_banner_and_log_go_to_stderr(runs):
 def test_solvers_and_version_on_stdout(runs):
     solvers, _ = runs["solvers"]
     assert solvers.returncode == 0 and re.search(r"^highs +available", solvers.stdout, re.M)
-    assert "model lad: solvers highs, gurobi, highs-oa, fn; default fn" in solvers.stdout
+    assert "model lad: solvers highs, gurobi, cplex, highs-oa, fn; default fn" in solvers.stdout
     version, _ = runs["version"]
     assert version.returncode == 0 and version.stdout.startswith("aidopt ")
 
