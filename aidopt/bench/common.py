@@ -25,9 +25,11 @@ from typing import Any
 import pandas as pd
 
 from aidopt.exceptions import AidoptError, InvalidParameterError
+from aidopt.options import Option
 
 __all__ = [
     "BenchOptionError",
+    "generator_option",
     "parse_choice_list",
     "parse_float_list",
     "parse_int_list",
@@ -35,6 +37,7 @@ __all__ = [
     "parse_sizes",
     "require_package",
     "run_isolated",
+    "sklearn_classification",
     "write_outputs",
 ]
 
@@ -43,6 +46,38 @@ class BenchOptionError(InvalidParameterError, argparse.ArgumentTypeError):
     """A benchmark option that cannot be parsed. An aidopt error (the command line prints
     ``aidopt: error: ...`` and exits 2) that argparse also reports with its message when a
     parser below is an option's ``type``; a ValueError, as before."""
+
+
+def generator_option(ours: str, theirs: str) -> Option:
+    """A workload's ``--generator``: 'aidopt' (our generator ``ours``) or 'sklearn' (data aidopt
+    did not generate: scikit-learn's ``theirs``)."""
+    return Option(
+        "generator",
+        "aidopt",
+        f"instances: 'aidopt' ({ours}) or 'sklearn' ({theirs})",
+        kind=str,
+        choices=("aidopt", "sklearn"),
+    )
+
+
+def sklearn_classification(
+    n: int, m: int, seed: int, *, weights: tuple[float, ...] | None = None
+) -> tuple[Any, Any]:
+    """(X, y ∈ {0, 1}): scikit-learn's ``make_classification(n, m, n_informative=max(2, m // 2),
+    flip_y=0.05, class_sep=0.8, weights=weights)``, standardised — the independent data of the
+    SVM and PU benchmarks."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=n,
+        n_features=m,
+        n_informative=max(2, m // 2),
+        weights=weights,
+        flip_y=0.05,
+        class_sep=0.8,
+        random_state=seed,
+    )
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
 
 
 def _count(text: str, what: str, *, low: int = 0) -> int:

@@ -13,6 +13,7 @@ when Rscript and the package are installed (``aidopt.baselines.libraries.r_quant
 from __future__ import annotations
 
 from aidopt.baselines import libraries
+from aidopt.bench.common import generator_option
 from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import NOISES, make_lad
@@ -49,13 +50,7 @@ SPEC = BenchSpec(
             sizes=((100_000, 10), (100_000, 100), (400_000, 10), (400_000, 100)),
             options=(
                 Option("noise", "laplace", "noise distribution", kind=str, choices=NOISES),
-                Option(
-                    "generator",
-                    "aidopt",
-                    "instances: 'aidopt' (make_lad) or 'sklearn' (make_regression)",
-                    kind=str,
-                    choices=("aidopt", "sklearn"),
-                ),
+                generator_option("make_lad", "make_regression"),
             ),
         ),
     ),

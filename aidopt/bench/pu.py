@@ -35,7 +35,13 @@ import numpy as np
 import pandas as pd
 
 from aidopt.baselines import libraries
-from aidopt.bench.common import parse_choice_list, parse_float_list, write_outputs
+from aidopt.bench.common import (
+    generator_option,
+    parse_choice_list,
+    parse_float_list,
+    sklearn_classification,
+    write_outputs,
+)
 from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.data.containers import PositiveUnlabeledData
 from aidopt.data.pu import (
@@ -49,7 +55,6 @@ from aidopt.data.pu import (
     uci_root,
 )
 from aidopt.kernels import Kernel
-from aidopt.options import Option
 
 
 # ---------------------------------------------------------------------- the scaling study
@@ -62,18 +67,7 @@ def instance(
     ``make_classification(n, m, n_informative=max(2, m // 2), weights=(0.6,), flip_y=0.05,
     class_sep=0.8)`` (40% positives), standardised."""
     if generator == "sklearn":
-        from sklearn.datasets import make_classification
-
-        X, y = make_classification(
-            n_samples=n,
-            n_features=m,
-            n_informative=max(2, m // 2),
-            weights=(0.6,),
-            flip_y=0.05,
-            class_sep=0.8,
-            random_state=seed,
-        )
-        X = (X - X.mean(axis=0)) / X.std(axis=0)
+        X, y = sklearn_classification(n, m, seed, weights=(0.6,))
         rng = np.random.default_rng(seed)
         positives = np.flatnonzero(y == 1)
         labeled = np.zeros(n, dtype=bool)
@@ -84,13 +78,7 @@ def instance(
     return PositiveUnlabeledData.from_arrays(X, labeled), {"prior": prior}
 
 
-GENERATOR = Option(
-    "generator",
-    "aidopt",
-    "instances: 'aidopt' (make_pu) or 'sklearn' (make_classification)",
-    kind=str,
-    choices=("aidopt", "sklearn"),
-)
+GENERATOR = generator_option("make_pu", "make_classification")
 
 
 SPEC = BenchSpec(

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from aidopt.baselines import libraries
+from aidopt.bench.common import generator_option, sklearn_classification
 from aidopt.bench.spec import BenchSpec, Column, Method, Workload
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import make_svm
@@ -40,19 +41,9 @@ def instance(
     ``make_classification(n, m, n_informative=max(2, m // 2), flip_y=0.05, class_sep=0.8)``,
     standardised (``separation`` unused)."""
     if generator == "sklearn":
-        from sklearn.datasets import make_classification
-
-        X, y = make_classification(
-            n_samples=n,
-            n_features=m,
-            n_informative=max(2, m // 2),
-            flip_y=0.05,
-            class_sep=0.8,
-            random_state=seed,
-        )
-        X = (X - X.mean(axis=0)) / X.std(axis=0)
-        return BinaryData.from_arrays(X, y)
-    X, y = make_svm(n, m, seed=seed, separation=separation)
+        X, y = sklearn_classification(n, m, seed)
+    else:
+        X, y = make_svm(n, m, seed=seed, separation=separation)
     return BinaryData.from_arrays(X, y)
 
 
@@ -77,13 +68,7 @@ SPEC = BenchSpec(
             ),
             options=(
                 Option("separation", 2.0, "class separation of the aidopt generator", low=0.0),
-                Option(
-                    "generator",
-                    "aidopt",
-                    "instances: 'aidopt' (make_svm) or 'sklearn' (make_classification)",
-                    kind=str,
-                    choices=("aidopt", "sklearn"),
-                ),
+                generator_option("make_svm", "make_classification"),
             ),
         ),
     ),

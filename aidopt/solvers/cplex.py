@@ -9,8 +9,8 @@ constraints; above, CPLEX refuses at the start of the solve (error 1016) and the
 
 from __future__ import annotations
 
+import sys
 import time
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,8 +19,8 @@ import scipy.sparse as sp
 from aidopt.exceptions import SolverError, SolverLicenseError
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.pyomo_compile import compile_model
-from aidopt.solvers.scaling import equilibrate
+from aidopt.solvers.pyomo_compile import solve_compiled
+from aidopt.solvers.scaling import solve_equilibrated_if_continuous
 
 __all__ = ["CplexAdapter"]
 
@@ -45,14 +45,12 @@ class CplexAdapter(SolverAdapter):
         verbose: bool = False,
         options: dict[str, Any] | None = None,
     ) -> SolveResult:
-        """Continuous programs equilibrated first (CPLEX's tolerances are absolute); integer
-        programs as they are (scaling would interact with a big-M and the integrality
-        tolerance)."""
+        """Continuous programs equilibrated first (CPLEX's tolerances are absolute), integer
+        programs as they are."""
         self.check_available()
-        scaled = None if program.problem_class.has_integers else equilibrate(program)
-        target = program if scaled is None else scaled.program
-        result = self._solve(target, time_limit=time_limit, verbose=verbose, options=options)
-        return result if scaled is None else scaled.unscale_result(result)
+        return solve_equilibrated_if_continuous(
+            self._solve, program, time_limit=time_limit, verbose=verbose, options=options
+        )
 
     def accurate_options(self, gap: float) -> dict[str, Any]:
         """The relative MIP gap = gap, the absolute one far below it (its default, 1e-6, ends a
@@ -65,16 +63,14 @@ class CplexAdapter(SolverAdapter):
 
     def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
         """The Pyomo model compiled to a matrix program; values and duals loaded back."""
-        self.check_available()
-        compiled = compile_model(model, check_convexity=False)
-        result = self.solve_program(
-            compiled.program, time_limit=time_limit, verbose=verbose, options=options
+        return solve_compiled(  # CPLEX handles non-convex QPs: no convexity check
+            self,
+            model,
+            check_convexity=False,
+            time_limit=time_limit,
+            verbose=verbose,
+            options=options,
         )
-        if result.status is SolveStatus.OPTIMAL and result.x is not None:
-            objective = compiled.load(model, result.x, result.row_duals, result.objective)
-            bound = None if result.bound is None else compiled.sense * result.bound
-            result = replace(result, objective=objective, bound=bound)
-        return result
 
     def _solve(self, program: MatrixProgram, *, time_limit, verbose, options) -> SolveResult:
         import cplex
@@ -86,7 +82,7 @@ class CplexAdapter(SolverAdapter):
         problem = cplex.Cplex()
         try:
             for stream in ("results", "log", "warning", "error"):
-                getattr(problem, f"set_{stream}_stream")(None if not verbose else _stdout())
+                getattr(problem, f"set_{stream}_stream")(sys.stdout if verbose else None)
             _load(problem, program, cplex)
             if time_limit is not None:
                 problem.parameters.timelimit.set(max(float(time_limit), 0.0))
@@ -106,12 +102,6 @@ class CplexAdapter(SolverAdapter):
             return _result(problem, program, time.perf_counter() - start)
         finally:
             problem.end()
-
-
-def _stdout():
-    import sys
-
-    return sys.stdout
 
 
 def _parameter(problem, path: str):

@@ -8,7 +8,6 @@ limit raises :class:`~aidopt.exceptions.SolverLicenseError` naming the limit.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,8 +17,8 @@ from aidopt.exceptions import SolverError, SolverLicenseError
 from aidopt.native import silenced_stdout
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.pyomo_compile import compile_model
-from aidopt.solvers.scaling import equilibrate
+from aidopt.solvers.pyomo_compile import solve_compiled
+from aidopt.solvers.scaling import solve_equilibrated_if_continuous
 
 __all__ = ["GurobiAdapter", "license_error"]
 
@@ -72,10 +71,9 @@ class GurobiAdapter(SolverAdapter):
         options: dict[str, Any] | None = None,
     ) -> SolveResult:
         self.check_available()
-        scaled = None if program.problem_class.has_integers else equilibrate(program)
-        target = program if scaled is None else scaled.program
-        result = self._solve(target, time_limit=time_limit, verbose=verbose, options=options)
-        return result if scaled is None else scaled.unscale_result(result)
+        return solve_equilibrated_if_continuous(
+            self._solve, program, time_limit=time_limit, verbose=verbose, options=options
+        )
 
     def accurate_options(self, gap: float) -> dict[str, Any]:
         """MIPGap = gap; and the integrality tolerance tight: with the default IntFeasTol (1e-5)
@@ -85,16 +83,14 @@ class GurobiAdapter(SolverAdapter):
 
     def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
         """The Pyomo model compiled to a matrix program; values and duals loaded back."""
-        self.check_available()
-        compiled = compile_model(model, check_convexity=False)  # Gurobi handles non-convex QP
-        result = self.solve_program(
-            compiled.program, time_limit=time_limit, verbose=verbose, options=options
+        return solve_compiled(  # Gurobi handles non-convex QPs: no convexity check
+            self,
+            model,
+            check_convexity=False,
+            time_limit=time_limit,
+            verbose=verbose,
+            options=options,
         )
-        if result.status is SolveStatus.OPTIMAL and result.x is not None:
-            objective = compiled.load(model, result.x, result.row_duals, result.objective)
-            bound = None if result.bound is None else compiled.sense * result.bound
-            result = replace(result, objective=objective, bound=bound)
-        return result
 
     def _solve(self, program, *, time_limit, verbose, options) -> SolveResult:
         """Equilibrated continuous programs (Gurobi's tolerances are absolute too); integer

@@ -24,7 +24,7 @@ from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.kkt import kkt_error
 from aidopt.solvers.polish import polish_qp
-from aidopt.solvers.pyomo_compile import compile_model
+from aidopt.solvers.pyomo_compile import solve_compiled
 from aidopt.solvers.scaling import equilibrate
 
 __all__ = ["HighsAdapter"]
@@ -163,16 +163,7 @@ class HighsAdapter(SolverAdapter):
 
     def solve_pyomo(self, model, *, time_limit=None, verbose=False, options=None) -> SolveResult:
         """The Pyomo model compiled to a matrix program; values and duals loaded back."""
-        self.check_available()
-        compiled = compile_model(model)
-        result = self.solve_program(
-            compiled.program, time_limit=time_limit, verbose=verbose, options=options
-        )
-        if result.status is SolveStatus.OPTIMAL and result.x is not None:
-            objective = compiled.load(model, result.x, result.row_duals, result.objective)
-            bound = None if result.bound is None else compiled.sense * result.bound
-            result = replace(result, objective=objective, bound=bound)
-        return result
+        return solve_compiled(self, model, time_limit=time_limit, verbose=verbose, options=options)
 
     def _solve(
         self,

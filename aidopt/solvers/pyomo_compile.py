@@ -25,7 +25,7 @@ QPs with ≥, ≤, = and ranged rows, minimised and maximised, in tests/test_pyo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 from aidopt.exceptions import SolverCapabilityError
 from aidopt.program import MatrixProgram
 
-__all__ = ["CompiledModel", "compile_model"]
+__all__ = ["CompiledModel", "compile_model", "solve_compiled"]
 
 _CONVEXITY_RTOL = 1e-9
 
@@ -284,6 +284,32 @@ def compile_model(model: Any, *, check_convexity: bool = True) -> CompiledModel:
         objective=objective,
         sense=sense,
     )
+
+
+def solve_compiled(
+    adapter: Any,
+    model: Any,
+    *,
+    check_convexity: bool = True,
+    time_limit: float | None = None,
+    verbose: bool = False,
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """A matrix adapter's ``solve_pyomo``: the model compiled (:func:`compile_model`), solved by
+    ``adapter.solve_program``, and the values, duals, objective and bound loaded back in the
+    model's sense."""
+    from aidopt.solvers.base import SolveStatus
+
+    adapter.check_available()
+    compiled = compile_model(model, check_convexity=check_convexity)
+    result = adapter.solve_program(
+        compiled.program, time_limit=time_limit, verbose=verbose, options=options
+    )
+    if result.status is SolveStatus.OPTIMAL and result.x is not None:
+        objective = compiled.load(model, result.x, result.row_duals, result.objective)
+        bound = None if result.bound is None else compiled.sense * result.bound
+        result = replace(result, objective=objective, bound=bound)
+    return result
 
 
 def _bounded(con: Any) -> tuple[float | None, Any, float | None]:

@@ -33,22 +33,22 @@ and a bound at 1e−9 is below HiGHS's 1e−7 feasibility tolerance. Cost: O(nnz
 from __future__ import annotations
 
 import dataclasses
-import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.sparse.linalg import LinearOperator, cg
-from threadpoolctl import ThreadpoolController
 
 from aidopt.program import MatrixProgram
+from aidopt.solvers.threads import single_thread_blas
 
 if TYPE_CHECKING:
     from aidopt.solvers.base import SolveResult
 
-__all__ = ["ScaledProgram", "equilibrate"]
+__all__ = ["ScaledProgram", "equilibrate", "solve_equilibrated_if_continuous"]
 
 _DAMP = 1e-3  # pulls the scale factors that the data leave free towards 1
 _MAX_EXPONENT = 512
@@ -108,11 +108,6 @@ class ScaledProgram:
             if result.row_duals is None
             else self.unscale_row_duals(result.row_duals),
         )
-
-
-@functools.cache
-def _threadpools() -> ThreadpoolController:
-    return ThreadpoolController()
 
 
 def _pattern(
@@ -206,7 +201,7 @@ def _scale_factors(
     operator = LinearOperator((size, size), matvec=normal, dtype=np.float64)
     jacobi = LinearOperator((size, size), matvec=lambda v: v / diagonal, dtype=np.float64)
     # the products are memory-bound: multithreaded BLAS only slows them down
-    with _threadpools().limit(limits=1, user_api="blas"):
+    with single_thread_blas():
         try:
             solution, _ = cg(operator, rhs, rtol=_CG_RTOL, maxiter=_CG_MAXITER, M=jacobi)
         except TypeError:  # SciPy < 1.12 calls rtol tol
@@ -252,3 +247,15 @@ def equilibrate(program: MatrixProgram) -> ScaledProgram:
     return ScaledProgram(
         program=scaled, original=program, col_scale=d, row_scale=r, obj_scale=sigma
     )
+
+
+def solve_equilibrated_if_continuous(
+    solve: Callable[..., SolveResult], program: MatrixProgram, **kwargs: Any
+) -> SolveResult:
+    """``solve(program, **kwargs)`` on the equilibrated program, its answer mapped back, for a
+    continuous program (the solver's tolerances are absolute); an integer program as it is
+    (scaling would interact with a big-M and the integrality tolerance)."""
+    if program.problem_class.has_integers:
+        return solve(program, **kwargs)
+    scaled = equilibrate(program)
+    return scaled.unscale_result(solve(scaled.program, **kwargs))
