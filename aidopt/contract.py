@@ -111,14 +111,19 @@ class Previous(Generic[AggT, SolT]):
 
 class SubSolve(Protocol):
     """What a multi-program solve procedure gets from the driver: the user's solver, as a
-    function of a matrix program (``gap``: the relative MIP gap to reach), and a convex-QP
-    solver (the user's when it solves QPs, else HiGHS)."""
+    function of a matrix program (``gap``: the relative MIP gap to reach), a convex-QP
+    solver (the user's when it solves QPs, else HiGHS), and, when the user's solver ``handles``
+    a problem structure, that solver on a ``structure``: (its answer or None, SolveResult)."""
 
     def __call__(self, program: MatrixProgram, *, gap: float | None = None) -> SolveResult: ...
 
     def qp(self, program: MatrixProgram) -> SolveResult: ...
 
     def remaining(self) -> float | None: ...
+
+    def handles(self, kind: type) -> bool: ...
+
+    def structure(self, structure: Any, *, gap: float | None = None) -> tuple[Any, SolveResult]: ...
 
 
 def _generated_init(options: tuple[Option, ...]) -> Callable[..., None]:

@@ -60,8 +60,8 @@ RUN_OPTIONS: tuple[Option, ...] = (
     Option(
         "solver",
         None,
-        "highs, gurobi, highs-oa, fn, libsvm, liblinear, usmo or a Pyomo solver name "
-        "(default: the model's)",
+        "a registered solver (`aidopt solvers`: highs, gurobi, cplex, scip, highs-oa, bnb, "
+        "fn, libsvm, ...) or a Pyomo solver name (default: the model's)",
         kind=str,
         allow_none=True,
     ),

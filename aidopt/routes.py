@@ -43,6 +43,9 @@ def resolve_route(
     """The route for ``model`` on solver ``name`` through ``interface`` (checked now)."""
     adapter = check_solver_available(name)
     structures = [kind for kind in model.structures if kind in adapter.STRUCTURES]
+    has_procedure = type(model).solve_procedure is not AggregatedModel.solve_procedure
+    if structures and has_procedure:  # the procedure hands the structures to the solver
+        return _procedure_route(model, adapter, options, verbose)
     if structures:
         if interface != "auto":
             raise SolverCapabilityError(
@@ -59,7 +62,6 @@ def resolve_route(
                 f"Solvers for {model.name}: {_alternatives(model)}."
             )
         adapter.check_capability(model.problem_class, _alternatives(model))
-    has_procedure = type(model).solve_procedure is not AggregatedModel.solve_procedure
     if has_procedure and adapter.SUPPORTS_MATRIX and interface != "pyomo":
         return _procedure_route(model, adapter, options, verbose)
     if has_procedure and not adapter.SUPPORTS_PYOMO:
@@ -129,6 +131,15 @@ class _SubSolve:
         options = {**(self.adapter.accurate_options(gap) if gap else {}), **self.options}
         return self.adapter.solve_program(
             program, time_limit=remaining(), verbose=self.verbose, options=options
+        )
+
+    def handles(self, kind: type) -> bool:
+        return kind in self.adapter.STRUCTURES
+
+    def structure(self, structure: Any, *, gap: float | None = None) -> tuple[Any, SolveResult]:
+        options = {**(self.adapter.accurate_options(gap) if gap else {}), **self.options}
+        return self.adapter.solve_structure(
+            structure, time_limit=remaining(), verbose=self.verbose, options=options
         )
 
     def qp(self, program: MatrixProgram) -> SolveResult:

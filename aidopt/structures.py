@@ -12,6 +12,9 @@ WeightedQuantileRegression min_β s Σ_k w_k ρ_τ(y_k − z_k β)              
 WeightedSVM                min ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b))   libsvm,
                            (b unpenalised; φ_k features, or a Gram matrix)       liblinear*
 PULearning                 (5)/(6) of Sansone et al. on weighted rows            usmo
+BoxQP                      max pᵀa − ½aᵀQa on a box (and Σa = s)                 boxqp
+SemiSupervisedSVM          ½‖w‖² + Σ_L c_k hinge(y_k f_k) + Σ_U c_k max(0,        bnb
+                           m_k − |f_k|) (the S3VM problem (15), non-convex)
 =========================  ====================================================  ===========
 
 (*) liblinear penalises ½b² as well: it answers a different problem and says so
@@ -31,7 +34,9 @@ __all__ = [
     "BoxQP",
     "PULearning",
     "QuantileFit",
+    "S3VMFit",
     "SVMFit",
+    "SemiSupervisedSVM",
     "Structure",
     "WeightedQuantileRegression",
     "WeightedSVM",
@@ -116,6 +121,33 @@ class BoxQP(Structure):
     upper: NDArray[np.float64]
     total: float | None = None
     start: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SemiSupervisedSVM(Structure):
+    """min_{w,b} ½‖w‖² + Σ_{k: y_k = ±1} c_k max(0, 1 − y_k f_k) + Σ_{k: y_k = 0} c_k max(0,
+    m_k − |f_k|), f_k = ⟨w, x_k⟩ + b, on weighted rows x_k (dense): the S3VM problem (15) of
+    Park & Klabjan with unlabeled margins m_k (1 in (15); a row with m_k ≤ 0 carries no loss).
+    Non-convex: each unlabeled row takes the better label d_k = sign f_k (Lemma 1). ``bias``
+    fixes b (the balance constraint) or is None (b free); ``start``: a point (w, b) whose
+    value is a first incumbent."""
+
+    title: ClassVar[str] = "semi-supervised SVM (S3VM)"
+    features: NDArray[np.float64]
+    y: NDArray[np.float64]  # ±1 labeled, 0 unlabeled
+    cost: NDArray[np.float64]
+    margin: NDArray[np.float64]  # m_k of the unlabeled rows (1 on labeled rows)
+    bias: float | None = None
+    start: tuple[NDArray[np.float64], float] | None = None
+
+
+@dataclass(frozen=True)
+class S3VMFit:
+    """(w, b) and the labels d (±1 on unlabeled rows, y_k on labeled ones) of an optimum."""
+
+    w: NDArray[np.float64]
+    b: float
+    d: NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)

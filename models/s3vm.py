@@ -48,8 +48,11 @@ Exact pieces (see ``docs/s3vm.md``):
 
 Solve procedure (``solve_procedure``, several programs per iteration, on the user's solver): the
 local-search QPs, the MIQP (15) and, when every cluster is pure, the relaxation above, the MIQPs
-to a relative gap of 1e-9. A Pyomo MIQP solver by name solves the Pyomo model of (15) (``build``)
-and is certified only once every unlabeled cluster is a point (then (15) is a relaxation of (12)).
+to a relative gap of 1e-9. A solver of the :class:`~aidopt.structures.SemiSupervisedSVM`
+structure (``bnb``, the default: branch and bound on convex relaxations) takes (15) and the
+relaxation as that structure instead: no big-M, no local search outside it. A Pyomo MIQP
+solver by name solves the Pyomo model of (15) (``build``) and is certified only once every
+unlabeled cluster is a point (then (15) is a relaxation of (12)).
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ from aidopt.partition import Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.span import CentroidSpan
+from aidopt.structures import SemiSupervisedSVM
 from aidopt.validation import check_predict_input
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
@@ -191,7 +195,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     gives_lower_bound: ClassVar[bool] = False
     data_type: ClassVar[type] = SemiSupervisedData
     supports_weights: ClassVar[bool] = True
-    default_solver: ClassVar[str] = "highs-oa"  # the exact outer approximation on HiGHS
+    structures: ClassVar[tuple[type, ...]] = (SemiSupervisedSVM,)
+    default_solver: ClassVar[str] = "bnb"  # exact branch and bound, open (docs/s3vm.md)
     citation: ClassVar[str] = (
         "Park & Klabjan (2016), §3.3, problems (12)-(16), Lemma 1, Prop. 5; "
         "Bennett & Demiriz (1999)"
@@ -562,9 +567,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return np.r_[u, b, xi, eta, d]
 
     # ------------------------------------------------------------------ solution
-    def _solution(self, agg, u, b, d, objective, bounds: _Bounds) -> S3VMSolution:
-        """Lift w = Vᵀu; check at the solution that the big-M cut off no optimal point."""
-        big_m = self._check_big_m(agg, u, b, objective, bounds)
+    def _solution(self, agg, u, b, d, objective, bounds: _Bounds | None) -> S3VMSolution:
+        """Lift w = Vᵀu; check at the solution that the big-M cut off no optimal point (no
+        big-M without ``bounds``: the structure route)."""
+        big_m = {} if bounds is None else self._check_big_m(agg, u, b, objective, bounds)
         w = agg.span.lift(u)
         return S3VMSolution(
             w=w,
@@ -607,15 +613,45 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         self, agg: S3VMAggregate, solve: SubSolve, previous: Previous | None
     ) -> tuple[S3VMSolution | None, SolveResult]:
         """The local search for the big-M, the MIQP (15), then the certificate when every
-        cluster is pure (module docstring), all on the user's solver."""
-        bounds = self._good_bounds(agg, previous, None, solve)
-        program = self._program(agg, np.ones(agg.U.size), bounds)
-        result = solve(program, gap=_GAP)
-        if result.status is not SolveStatus.OPTIMAL:
-            return None, result
-        solution = self._decode(result, agg, bounds)
+        cluster is pure (module docstring), all on the user's solver; on a solver of the
+        :class:`~aidopt.structures.SemiSupervisedSVM` structure, (15) as that (no big-M)."""
+        if solve.handles(SemiSupervisedSVM):
+            start = self._bounds(agg, previous, None).start
+            fit, result = solve.structure(self.to_semi_supervised(agg, None, start), gap=_GAP)
+            if fit is None or result.status is not SolveStatus.OPTIMAL:
+                return None, result
+            r = agg.span.rank
+            d = np.where(agg.kind == 0, fit.d, 0.0)
+            solution = self._solution(agg, fit.w[:r], fit.b, d, float(result.objective), None)
+        else:
+            bounds = self._good_bounds(agg, previous, None, solve)
+            result = solve(self._program(agg, np.ones(agg.U.size), bounds), gap=_GAP)
+            if result.status is not SolveStatus.OPTIMAL:
+                return None, result
+            solution = self._decode(result, agg, bounds)
         certificate = self._certify(agg, solution, result, solve)
         return replace(solution, certificate=certificate), result
+
+    def to_semi_supervised(
+        self,
+        agg: S3VMAggregate,
+        margin: NDArray[np.float64] | None = None,
+        start: NDArray[np.float64] | None = None,
+    ) -> SemiSupervisedSVM:
+        """(15) with unlabeled margins ``margin`` (1 by default) as the structure, in the
+        reduced centred coordinates (w ↦ u, b ↦ b'); ``start`` a point (u, b')."""
+        margins = np.ones(agg.kind.size)
+        if margin is not None:
+            margins[agg.U] = margin
+        r = agg.span.rank
+        return SemiSupervisedSVM(
+            features=agg.xt,
+            y=agg.kind,
+            cost=agg.cost,
+            margin=margins,
+            bias=agg.y_l if self.balance == "constraint" else None,
+            start=None if start is None else (start[:r], float(start[r])),
+        )
 
     def _certify(
         self, agg: S3VMAggregate, solution: S3VMSolution, result: SolveResult, solve: SubSolve
@@ -635,18 +671,30 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             bound, kind, hyperplane = result.bound, "exact-clusters", None
         else:
             margin = 1.0 - rho * W  # ρ is aligned with agg.U
-            relaxed_bounds = self._good_bounds(agg, None, margin, solve)
-            relaxed = solve(self._program(agg, margin, relaxed_bounds), gap=_GAP)
-            kind, hyperplane = "relaxed-margins", None
-            bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
-            if relaxed.x is not None:
-                r = agg.span.rank
-                w = agg.span.lift(relaxed.x[:r])
-                hyperplane = (w, float(relaxed.x[r]) - w @ agg.center)
+            kind = "relaxed-margins"
+            bound, hyperplane = self._relaxed(agg, margin, solve)
         if bound is not None and upper - bound <= tol:
             return S3VMCertificate(True, upper, bound, W, kind)
         split = self._halves(data, agg.partition, targets, hyperplane)
         return S3VMCertificate(False, upper, bound, W, kind, split)
+
+    def _relaxed(self, agg: S3VMAggregate, margin: NDArray, solve: SubSolve):
+        """(15) with unlabeled margins ``margin``: (its proven lower bound or None, its
+        hyperplane (w, b) or None)."""
+        r = agg.span.rank
+        if solve.handles(SemiSupervisedSVM):
+            fit, relaxed = solve.structure(self.to_semi_supervised(agg, margin), gap=_GAP)
+            u, b = (None, 0.0) if fit is None else (fit.w[:r], fit.b)
+        else:
+            bounds = self._good_bounds(agg, None, margin, solve)
+            relaxed = solve(self._program(agg, margin, bounds), gap=_GAP)
+            x = relaxed.x
+            u, b = (None, 0.0) if x is None else (x[:r], float(x[r]))
+        bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
+        if u is None:
+            return bound, None
+        w = agg.span.lift(u)
+        return bound, (w, b - w @ agg.center)
 
     @staticmethod
     def _halves(
@@ -718,6 +766,81 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         labeled = weight @ np.maximum(0.0, 1.0 - y * f[lab])
         unlabeled = self.M_u * omega[~lab] @ np.maximum(0.0, 1.0 - np.abs(f[~lab]))
         return float(0.5 * w @ w + labeled + unlabeled)
+
+    def objective(self, data: S3VMData, w: NDArray, b: float) -> float:
+        """(12) on the original data at the hyperplane (w, b)."""
+        f = np.asarray(data.X @ w).ravel() + b
+        return self._objective(data, f, np.asarray(w, dtype=np.float64))
+
+    def fit_at_labels(
+        self, data: S3VMData, labels: ArrayLike, solver: str = "activeset"
+    ) -> tuple[NDArray[np.float64], float]:
+        """The hyperplane (w, b) minimising (12) with the unlabeled rows' labels fixed to
+        ``labels`` (±1 each): the convex half of Lemma 1, a weighted SVM on every row; its (12)
+        value is at most the SVM's optimum (max{0, 1 − |f|} ≤ max{0, 1 − d f})."""
+        labels = np.asarray(labels, dtype=np.float64)
+        n_u = int((~data.labeled).sum())
+        if labels.shape != (n_u,) or not np.all(np.abs(labels) == 1):
+            raise DataError(f"labels must hold ±1 for each of the {n_u} unlabeled rows.")
+        agg = self.aggregate(data, Partition.singletons(data.n))  # cluster k = row k
+        return self._fit_at_labels(agg, labels, solver, None)
+
+    def local_search(
+        self,
+        data: S3VMData,
+        w: ArrayLike,
+        b: float,
+        solver: str = "activeset",
+        max_rounds: int = 50,
+    ) -> tuple[NDArray[np.float64], float, int]:
+        """From (w, b), Lemma 1 (d_i = sign f(x_i) on I_u) alternated with :meth:`fit_at_labels`
+        on the original data until the labels repeat: (12) never increases, so it ends at a
+        local minimum of (12) in this sense. Returns (w, b, rounds)."""
+        agg = self.aggregate(data, Partition.singletons(data.n))
+        w, b = np.asarray(w, dtype=np.float64), float(b)
+        labels = None
+        for rounds in range(1, max_rounds + 1):
+            f = np.asarray(data.X[~data.labeled] @ w).ravel() + b
+            new = np.where(f >= 0, 1.0, -1.0)
+            if labels is not None and np.array_equal(new, labels):
+                return w, b, rounds - 1
+            labels = new
+            w, b = self._fit_at_labels(agg, labels, solver, (w, b))
+        return w, b, max_rounds
+
+    def _fit_at_labels(self, agg: S3VMAggregate, labels, solver, start):
+        """The weighted SVM of :meth:`fit_at_labels` on singleton clusters ``agg``, in its
+        reduced centred coordinates (label d_k, loss weight c_k): min ½‖u‖² + Σ c_k max{0,
+        1 − d_k(u·x̃_k + b')}. With the balance constraint b' = ȳ_l =: β is fixed; as |β| < 1,
+        m_k = 1 − d_k β > 0 and the loss is c_k m_k max{0, 1 − d_k u·x̃_k/m_k}: an SVM without
+        intercept on the rows x̃_k/m_k. ``start``: a previous (w, b) for a warm start."""
+        from aidopt.registry import get_solver
+        from aidopt.structures import WeightedSVM
+
+        d = agg.kind.copy()
+        d[agg.U] = labels
+        fixed = self.balance == "constraint"
+        m = 1.0 - d * agg.y_l if fixed else np.ones(d.size)
+        warm = None
+        if start is not None:
+            w0, b0 = start
+            warm = (agg.span.reduce(w0), 0.0 if fixed else float(b0 + w0 @ agg.center))
+        svm = WeightedSVM(
+            y=d,
+            weight=agg.cost * m,
+            C=1.0,
+            features=agg.xt / m[:, None],
+            start=warm,
+            intercept=not fixed,
+        )
+        fit, result = get_solver(solver).solve_structure(svm)
+        if result.status is not SolveStatus.OPTIMAL:
+            raise AidoptError(
+                f"The SVM at fixed labels ended {result.status.value}: {result.message}"
+            )
+        w = agg.span.lift(fit.w)
+        b = agg.y_l if fixed else fit.b
+        return w, float(b - w @ agg.center)
 
     @staticmethod
     def _prop5_regimes(data: S3VMData, f: NDArray, solution: S3VMSolution) -> NDArray[np.int64]:

@@ -27,10 +27,15 @@ needs_gurobi = pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy is not instal
 needs_cplex = pytest.mark.skipif(
     importlib.util.find_spec("cplex") is None, reason="cplex is not installed"
 )
+needs_scip = pytest.mark.skipif(
+    importlib.util.find_spec("pyscipopt") is None, reason="pyscipopt is not installed"
+)
 SOLVERS = [
     pytest.param("gurobi", marks=needs_gurobi),
     pytest.param("cplex", marks=needs_cplex),
+    pytest.param("scip", marks=needs_scip),
     "highs-oa",
+    "bnb",
 ]
 BALANCES = ["constraint", "cost", None]
 
@@ -370,12 +375,12 @@ def test_highs_alone_is_refused_and_the_message_lists_the_miqp_solvers():
         solve_aggregated(S3VMModel(), None, "highs")
 
 
-def test_the_default_solver_is_the_outer_approximation():
+def test_the_default_solver_is_the_branch_and_bound():
     X, y = make_data(2)
     data = S3VMData.from_arrays(X, y)
     model = S3VMModel(M_l=1.0, M_u=0.5, balance=None)
     result = AIDSolver(model, rate=0.3, random_state=2).solve(data)
-    assert result.solver == "highs-oa" and result.status is AIDStatus.OPTIMAL
+    assert result.solver == "bnb" and result.status is AIDStatus.OPTIMAL
     assert result.objective == pytest.approx(brute_force(X, y, 1.0, 0.5, None), rel=1e-6)
 
 

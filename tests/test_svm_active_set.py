@@ -5,6 +5,8 @@ Every answer is checked by a proof that does not depend on the method: the prima
 finds a lower primal value (libsvm to a tight tolerance, HiGHS on the full QP).
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -237,3 +239,37 @@ def test_carried_residuals_and_sums_reach_the_optimum_of_fresh_ones(monkeypatch,
     monkeypatch.setattr(active_set, "_REFRESH_STEPS", 1)
     reference = svm_active_set(X, y, u)
     assert value == pytest.approx(primal(X, y, u, reference.w, reference.b), rel=1e-12)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_an_optimal_claim_with_a_duality_gap_is_not_passed_on(monkeypatch, intercept):
+    """A face solve gone inaccurate (measured on COIL2: a warm start at the optimum, 208 rows
+    tied on their kinks, ended 'optimal' at a relative gap of 2e-5): the adapter checks the gap
+    it reports, restarts cold after a warm start, and otherwise falls back or says error."""
+    import aidopt.solvers.svm_active_set as module
+
+    X, y = make_svm(300, 5, seed=4)
+    svm = WeightedSVM(y=y, weight=np.ones(300), C=1.0, features=X, intercept=intercept)
+    exact, reference = get_solver("activeset").solve_structure(svm)
+    real = module.svm_active_set
+    calls = []
+
+    def off_by_a_little(*args, **kwargs):  # the real answer, its w moved off the optimum
+        calls.append(kwargs.get("start") is not None)
+        found = real(*args, **kwargs)
+        return replace(found, w=1.001 * found.w) if len(calls) == 1 else found
+
+    monkeypatch.setattr(module, "svm_active_set", off_by_a_little)
+    fit, result = get_solver("activeset").solve_structure(replace(svm, start=(exact.w, exact.b)))
+    assert calls == [True, False]
+    assert result.status is SolveStatus.OPTIMAL and "cold restart" in result.message
+    assert result.objective == pytest.approx(reference.objective, rel=1e-10)
+
+    calls.clear()
+    fit, result = get_solver("activeset").solve_structure(svm)
+    if intercept:  # libsvm instead, and the message says so
+        assert "libsvm" in result.message
+        assert result.objective == pytest.approx(reference.objective, rel=1e-3)
+    else:
+        assert result.status is SolveStatus.ERROR and fit is None
+        assert "lost accuracy" in result.message

@@ -1,7 +1,10 @@
 """S3VM benchmark: AID1/AID5 on the SSL-book sets, the paper's Tables 6, 8 and 9 (§4.3) — the
 default part (``tables``) of the S3VM benchmark; ``--part spec`` runs the generated workloads
 (:data:`SPEC`: AID1/AID5 against CutS3VM on the same problem (12), evaluated by the model) on the
-generic harness, ``--part cuts3vm`` the CutS3VM tables (:mod:`aidopt.bench.cuts3vm`).
+generic harness, ``--part cuts3vm`` the CutS3VM tables (:mod:`aidopt.bench.cuts3vm`),
+``--part objective`` (12) at the true labels against the best found
+(:mod:`aidopt.bench.s3vm_objective`), ``--part routes`` the MIQP solvers on AID's first
+aggregated problem (:mod:`aidopt.bench.s3vm_routes`).
 
 ``aidopt bench s3vm --sets digit1,bci --labeled 10,100 --splits 0-11 --solvers svm,gurobi,highs``
 runs, for every official split, AID with up to ``--max-iter`` iterations (5 = AID5; the
@@ -80,7 +83,12 @@ SPEC = BenchSpec(
             description="CutS3VM with C_l = n·M_l, C_u = n·M_u: the same problem, a local method",
         ),
     ),
-    parts={"tables": "aidopt.bench.s3vm", "cuts3vm": "aidopt.bench.cuts3vm"},
+    parts={
+        "tables": "aidopt.bench.s3vm",
+        "cuts3vm": "aidopt.bench.cuts3vm",
+        "objective": "aidopt.bench.s3vm_objective",
+        "routes": "aidopt.bench.s3vm_routes",
+    },
     default_part="tables",
     references=("cuts3vm",),
     model_options={"M_l": 5.0, "M_u": 1.0, "balance": "constraint"},

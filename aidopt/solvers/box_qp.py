@@ -7,7 +7,8 @@ KKT: with ν the multiplier of the sum row (0 without it) and μ = p − Qa − 
 
 Three phases; the last two are exact up to rounding (each step solves the KKT system of a face):
 
-0. coordinate descent to a loose tolerance, which finds the optimal face or one near it: the
+0. coordinate descent to a loose tolerance, which finds the optimal face or one near it (skipped
+   when phase 1 converges straight from a warm ``start``): the
    coordinate whose exact line minimisation moves most (no sum row), or the maximal violating
    pair of libsvm's SMO (with the sum row); O(K) per step. When phase 1 fails from its point,
    the descent goes on (30, then 300, then 3000 sweeps of K steps, at most 10⁶ steps each) to a
@@ -62,9 +63,13 @@ def _project(a, lower, upper, total):
     a = np.clip(a, lower, upper)
     if total is None:
         return a
+    if abs(a.sum() - total) <= 4 * np.finfo(float).eps * float(np.abs(a).sum()):
+        return a  # feasible to rounding already (a warm start)
     lo, hi = float((lower - a).min()), float((upper - a).max())
     for _ in range(200):
         mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):  # the bracket is as narrow as floats go
+            break
         if np.clip(a + mid, lower, upper).sum() < total:
             lo = mid
         else:
@@ -126,6 +131,10 @@ def box_qp(
     tol = _KKT_TOL * max(1.0, float(np.abs(p).max(initial=0.0)))
     a0 = 0.5 * (lower + upper) if start is None else np.asarray(start, dtype=np.float64)
     a = _project(a0, lower, upper, total)
+    if start is not None:  # a warm start near the optimum: phase 1 straight from it
+        found = _primal_dual_active_set(faces, a, lower, upper, total, tol, limit)
+        if found is not None:
+            return BoxQPResult(found[0], found[1], faces.solves, True)
     # phases 0 and 1, with coordinate descent taken further each time the face it points at
     # is not the optimal one (phase 1 is not monotone: it restarts from the descent's point)
     for sweeps, threshold in ((30, np.sqrt(tol)), (300, tol), (3000, 0.01 * tol)):

@@ -67,6 +67,7 @@ _ACCURACY = 1e-11  # the relative accuracy an optimal answer states: exact up to
 _FIRST_BREAKPOINTS = 64  # breakpoints sorted first by the line search (then 8 times more)
 _REFRESH_STEPS = 32  # steps between recomputations of r and of the sums over U from every row
 _OPTIONS = frozenset({"max_steps"})
+_GAP_TOL = 1e-7  # an "optimal" answer whose relative duality gap exceeds this is not one
 
 
 @dataclass(frozen=True)
@@ -474,6 +475,27 @@ class SVMActiveSetSolver(SolverAdapter):
         answer = SVMFit(alpha=alpha, b=found.b, w=found.w)
         objective, bound = svm_primal_value(svm, answer), svm_dual_value(svm, alpha)
         gap = max(objective - bound, 0.0) / max(1.0, abs(objective))
+        if gap > _GAP_TOL:  # face solves gone inaccurate (many rows tied on their kinks)
+            if svm.start is not None:  # measured: a warm start at an optimum can do this
+                left = None if limit is None else max(0.0, limit - seconds)
+                answer, result = self.solve_structure(
+                    replace(svm, start=None), time_limit=left, verbose=verbose, options=options
+                )
+                total = time.perf_counter() - clock
+                return answer, replace(
+                    result,
+                    seconds=total,
+                    message=f"{result.message} "
+                    f"(cold restart: the warm start ended at gap {gap:.1e})",
+                )
+            if svm.intercept:
+                return self._fall_back(svm, found, limit, verbose, clock)
+            return None, SolveResult(
+                SolveStatus.ERROR,
+                seconds=seconds,
+                iterations=found.steps,
+                message=f"the face solves lost accuracy (duality gap {gap:.1e})",
+            )
         return answer, SolveResult(
             SolveStatus.OPTIMAL,
             objective=objective,
