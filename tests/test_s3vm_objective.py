@@ -81,8 +81,10 @@ def test_summary_counts_splits_where_a_worse_labelling_has_a_lower_objective():
     row = text.splitlines()[2]
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:3] == ["coil2", "10", "3"]
-    assert cells[5] == format((0.5 + 2.0 + 0.9) / 3, ".4g")  # best E per split: 0.5, 2.0, 0.9
-    assert cells[9:] == ["2/3", "1/3"]  # split 3 is lower with the same rate
+    assert cells[3] == "1 (100.0)"  # the truth-fitted hyperplane
+    best = format((0.5 + 2.0 + 0.9) / 3, ".4g")  # per split: 0.5, 2.0 (no AID), 0.9
+    assert cells[7] == f"{best} ({100 * (0.6 + 0.9 + 1.0) / 3:.1f})"
+    assert cells[8:] == ["2/3", "1/3"]  # split 3 is lower with the same rate
 
 
 @pytest.mark.skipif(shutil.which("aidopt") is None, reason="console script not installed")

@@ -96,7 +96,7 @@ SPEC = BenchSpec(
     finished=("optimal", "gap", "pure", "iteration_limit", "converged"),
     time_limit=120.0,
 )
-SOLVERS = ("svm", "gurobi", "highs", "highs-oa")  # of the tables; highs = highs-oa
+SOLVERS = ("svm", "gurobi", "highs", "highs-oa", "cplex", "scip", "bnb")  # highs = highs-oa
 
 #: columns of s3vm_runs.csv (an SVM-only run has no AID columns of its own)
 RUN_COLUMNS = [
@@ -308,7 +308,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--solvers",
         default="svm,gurobi,highs",
-        help="svm (the supervised floor), gurobi, highs (= highs-oa) (comma-separated)",
+        help="svm (the supervised floor), gurobi, highs (= highs-oa), cplex, scip, bnb "
+        "(comma-separated)",
     )
     parser.add_argument("--Mu", default=",".join(map(str, M_U_GRID)), help="M_u grid")
     parser.add_argument("--Ml", type=float, default=5.0, help="M_l (paper: 5)")
