@@ -67,13 +67,14 @@ def test_summary_counts_splits_where_a_worse_labelling_has_a_lower_objective():
         {
             "set": ["coil2"] * 3,
             "labeled": [10] * 3,
+            "split": [0, 1, 2],
             "truth_E": [1.0, 1.0, 1.0],
             "truth_rate": [1.0, 1.0, 1.0],
             "truth_local_E": [0.5, 2.0, 0.9],
             "truth_local_rate": [0.6, 0.9, 1.0],
             "aid_E": [0.7, np.nan, 3.0],
             "aid_rate": [0.5, np.nan, 0.5],
-            "aid_local_E": [0.6, np.nan, 2.0],
+            "aid_local_E": [0.45, np.nan, 2.0],
             "aid_local_rate": [0.55, np.nan, 0.5],
         }
     )
@@ -82,9 +83,9 @@ def test_summary_counts_splits_where_a_worse_labelling_has_a_lower_objective():
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[:3] == ["coil2", "10", "3"]
     assert cells[3] == "1 (100.0)"  # the truth-fitted hyperplane
-    best = format((0.5 + 2.0 + 0.9) / 3, ".4g")  # per split: 0.5, 2.0 (no AID), 0.9
-    assert cells[7] == f"{best} ({100 * (0.6 + 0.9 + 1.0) / 3:.1f})"
-    assert cells[8:] == ["2/3", "1/3"]  # split 3 is lower with the same rate
+    best = format((0.45 + 2.0 + 0.9) / 3, ".4g")  # per split: 0.45, 2.0 (no AID), 0.9
+    assert cells[7] == f"{best} ({100 * (0.55 + 0.9 + 1.0) / 3:.1f})"
+    assert cells[8:] == ["2/3", "1/3"]  # AID → local below truth → local, lower rate: split 0
 
 
 @pytest.mark.skipif(shutil.which("aidopt") is None, reason="console script not installed")
