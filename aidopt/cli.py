@@ -1,6 +1,6 @@
 """The ``aidopt`` command line: solve, generate, bench, verify, models, solvers, demo.
 
-    aidopt solve MODEL --data FILE.csv [--target COLUMN] [options] [--json]
+    aidopt solve MODEL --data FILE.csv|FILE.parquet|DIR [--target COLUMN] [options] [--json]
     aidopt generate MODEL ... --seed S --out FILE.csv
     aidopt bench MODEL [options]
     aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--json]
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from aidopt import __version__
-from aidopt.data.io import check_output_path, read_table
+from aidopt.data.io import DATA_HELP, check_output_path, read_table
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
 from aidopt.jsonable import json_line
@@ -56,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
-    p.add_argument("--data", required=True, help="CSV file with a header line")
+    p.add_argument("--data", required=True, help=DATA_HELP)
     if target == "none":
         p.add_argument("--target", default=None, help="a label column to leave out (none)")
     else:
@@ -77,7 +77,7 @@ def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
 
 def _data_arguments(p: argparse.ArgumentParser) -> None:
     """Options of a ``solve`` command whose method solves by itself (``solve_from_cli``)."""
-    p.add_argument("--data", required=True, help="CSV file with a header line")
+    p.add_argument("--data", required=True, help=DATA_HELP)
     p.add_argument("--target", required=True, help="name of the target column")
     p.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     p.add_argument("--quiet", action="store_true", help="no iteration log")
@@ -118,7 +118,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"aidopt {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    solve = commands.add_parser("solve", help="solve a model on a CSV file")
+    solve = commands.add_parser("solve", help="solve a model on a data file (CSV or Parquet)")
     solve_models = solve.add_subparsers(dest="model", required=True, metavar="MODEL")
     for model_name in _only(models(), command, "solve", name):
         cls = models()[model_name].load()
@@ -166,7 +166,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "verify", help="re-check a saved --json result against its data (exit 1: rejected)"
     )
     verify.add_argument("result", type=Path, metavar="RESULT.json", help="a --json result file")
-    verify.add_argument("--data", type=Path, required=True, help="the CSV file it was solved on")
+    verify.add_argument(
+        "--data", type=Path, required=True, help="the data it was solved on (as --data of solve)"
+    )
     verify.add_argument(
         "--target", default=None, help="name of the target column (default: the result's)"
     )

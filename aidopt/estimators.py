@@ -55,7 +55,7 @@ from aidopt.models.svm import SVMModel
 from aidopt.options import Option, keyword_init
 from aidopt.result import AIDResult
 from aidopt.svc.estimator import SupportVectorClustering
-from aidopt.validation import check_predict_input
+from aidopt.validation import check_predict_input, in_memory
 
 __all__ = [
     "AIDS3VC",
@@ -129,6 +129,7 @@ class AIDEstimator(BaseEstimator):
     def _rows(self, X: ArrayLike) -> NDArray[np.float64]:
         """Rows to score: fitted, finite, float64, with the fitted number of features."""
         check_is_fitted(self)
+        (X,) = in_memory(X)
         sparse = self._accepts_sparse
         rows = check_predict_input(
             X, self.n_features_in_, type(self).__name__, accept_sparse=sparse
@@ -149,6 +150,7 @@ class _GenericEstimator(AIDEstimator):
         """``sample_weight`` ω_i ≥ 0 makes row i's loss count ω_i times (rows of weight 0 are
         left out); a model that takes no weights refuses them by name."""
         data_type = self._model_class.data_type
+        X, y, sample_weight = in_memory(X, y, sample_weight)
         names = getattr(X, "columns", None)
         features = None if names is None else [str(c) for c in names]
         unsupervised = data_type.target == "none"
@@ -212,6 +214,7 @@ class _LinearRegressor(RegressorMixin, AIDEstimator):
     ) -> _LinearRegressor:
         """Fit by AID; ``sample_weight`` w_i ≥ 0 makes row i's loss count w_i times (rows of
         weight 0 are left out: they do not count); a scipy.sparse X stays sparse."""
+        X, y, sample_weight = in_memory(X, y, sample_weight)
         names = getattr(X, "columns", None)
         X, y = validate_data(
             self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr"
@@ -319,6 +322,7 @@ class AIDSVC(_BinaryClassifier):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDSVC:
         """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's hinge loss count ω_i times (rows
         of weight 0 are left out); a scipy.sparse X stays sparse (the linear SVM only)."""
+        X, y, sample_weight = in_memory(X, y, sample_weight)
         names = getattr(X, "columns", None)
         sparse = "csr" if self._accepts_sparse else False
         X, y = validate_data(
@@ -360,6 +364,7 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> CutS3VMClassifier:
         self.check_params()
+        X, y = in_memory(X, y)
         sparse = "csr" if self.kernel is None else False
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse=sparse)
         y = column_or_1d(np.asarray(y), warn=True)
@@ -463,6 +468,7 @@ class AIDPUClassifier(_BinaryClassifier):
                 "AIDPUClassifier needs the class prior: the share π ∈ (0, 1) of positives among "
                 "the unlabeled rows (prior=...)."
             )
+        X, y, sample_weight = in_memory(X, y, sample_weight)
         names = getattr(X, "columns", None)
         sparse = "csr" if self._accepts_sparse else False
         X, y = validate_data(
@@ -501,6 +507,7 @@ class AIDS3VC(_BinaryClassifier):
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> AIDS3VC:
         """Fit by AID; ``sample_weight`` ω_i ≥ 0 makes row i's loss in (12) count ω_i times
         (rows of weight 0 are left out); a scipy.sparse X stays sparse."""
+        X, y, sample_weight = in_memory(X, y, sample_weight)
         names = getattr(X, "columns", None)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse="csr")
         y = column_or_1d(np.asarray(y), warn=True)

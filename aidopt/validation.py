@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -154,6 +154,12 @@ def check_bool(value: object, name: str, owner: str) -> bool:
             f"The '{name}' parameter of {owner} must be a bool. Got {value!r} instead."
         )
     return bool(value)
+
+
+def in_memory(*values: Any) -> tuple[Any, ...]:
+    """The values with every Dask collection computed (a dask DataFrame → pandas, a dask
+    array → numpy) and anything else unchanged: the estimators fit in memory."""
+    return tuple(v.compute() if hasattr(v, "__dask_graph__") else v for v in values)
 
 
 def check_matrix(

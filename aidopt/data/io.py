@@ -1,4 +1,5 @@
-"""Reading tables: CSV files into a feature matrix and a target column, with named errors.
+"""Reading tables: CSV files (Parquet: :mod:`aidopt.data.parquet`) into a feature matrix and a
+target column, with named errors.
 
 A small file (≤ 1 MB) whose every field is a plain number is parsed by numpy into a
 :class:`NumericTable`: pandas' import alone (~0.3 s) costs more than parsing it. Everything else
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "DATA_HELP",
     "NumericTable",
     "Table",
     "check_output_path",
@@ -36,6 +38,12 @@ __all__ = [
     "read_table",
     "target_column",
 ]
+
+#: what ``--data`` takes (the CLI's help)
+DATA_HELP = (
+    "the data: a CSV file with a header line, a Parquet file, or a directory or glob of "
+    "Parquet parts"
+)
 
 #: up to this size numpy parses a file faster than pandas is imported (≈ 5,000 rows × 10)
 SMALL_FILE_BYTES = 1 << 20
@@ -86,7 +94,13 @@ def check_output_path(
 
 def read_table(path: str | Path) -> Table:
     """A CSV file (first line = column names) as a table: a :class:`NumericTable` when the
-    file is small and every field a plain number, else a pandas DataFrame."""
+    file is small and every field a plain number, else a pandas DataFrame. A Parquet file, a
+    directory of Parquet parts or a glob pattern goes to :func:`aidopt.data.parquet.read_parquet`.
+    """
+    from aidopt.data.parquet import is_parquet_source, read_parquet
+
+    if is_parquet_source(path):
+        return read_parquet(path)
     p = Path(path)
     if not p.is_file():
         raise DataError(f"Data file not found: {p}")

@@ -1,4 +1,4 @@
-"""``aidopt cluster``: support-vector clustering of a CSV file.
+"""``aidopt cluster``: support-vector clustering of a data file (CSV or Parquet).
 
     aidopt cluster --data F.csv [--target LABELS] --method M --gamma G --C C [--budget 50]
                    [--json] [--plot out.png]
@@ -23,9 +23,10 @@ __all__ = ["add_arguments", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from aidopt.data.io import DATA_HELP
     from aidopt.svc.options import CLUSTER_OPTIONS
 
-    parser.add_argument("--data", required=True, help="CSV file with a header line")
+    parser.add_argument("--data", required=True, help=DATA_HELP)
     parser.add_argument(
         "--target", default=None, help="a column of class labels: left out, and scored against"
     )

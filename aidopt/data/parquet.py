@@ -1,0 +1,117 @@
+"""Parquet input: a file, a directory of parts, or a glob of parts, read by pyarrow.
+
+Every part is opened on its own, so a corrupt, truncated or vanished part is a
+:class:`~aidopt.exceptions.DataError` naming that file (not an Arrow traceback), and parts whose
+columns differ from the first part's are named too. Numeric columns without nulls become a
+:class:`~aidopt.data.io.NumericTable` (one contiguous array per column, no pandas); anything
+else (text, nulls) a pandas DataFrame, whose checks name the offending columns as for CSV.
+
+pyarrow is the ``scale`` extra; it is imported only here. Its allocator is set to the system's
+before the import (``ARROW_DEFAULT_MEMORY_POOL``): with its default (mimalloc) the next large
+numpy allocations of the process were measured 20× slower (docs/lad.md).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from aidopt.exceptions import DataError
+
+if TYPE_CHECKING:
+    from aidopt.data.io import Table
+
+__all__ = ["PARQUET_SUFFIXES", "is_parquet_source", "parquet_parts", "read_parquet"]
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+_GLOB_CHARACTERS = frozenset("*?[")
+
+
+def is_parquet_source(path: str | Path) -> bool:
+    """A Parquet file (by suffix), a directory, or a glob pattern (read as Parquet parts)."""
+    text = str(path)
+    p = Path(text)
+    return p.suffix.lower() in PARQUET_SUFFIXES or p.is_dir() or bool(_GLOB_CHARACTERS & set(text))
+
+
+def parquet_parts(path: str | Path) -> list[Path]:
+    """The Parquet files of ``path`` in name order: the file itself, the ``*.parquet`` /
+    ``*.pq`` files of a directory (hidden and ``_``-prefixed metadata files left out, as Dask
+    and Spark write them), or the files a glob pattern matches."""
+    text = str(path)
+    p = Path(text)
+    if p.is_dir():
+        parts = sorted(
+            q
+            for q in p.iterdir()
+            if q.suffix.lower() in PARQUET_SUFFIXES and not q.name.startswith((".", "_"))
+        )
+        if not parts:
+            raise DataError(f"Data directory {p} holds no Parquet files (*.parquet, *.pq).")
+        return parts
+    if _GLOB_CHARACTERS & set(text):
+        parts = sorted(Path(q) for q in glob.glob(text) if Path(q).is_file())
+        if not parts:
+            raise DataError(f"No data file matches the pattern {text!r}.")
+        return parts
+    if not p.is_file():
+        raise DataError(f"Data file not found: {p}")
+    return [p]
+
+
+def _pyarrow():
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError(
+            "Reading Parquet needs the package 'pyarrow': pip install 'aidopt[scale]' "
+            "(or: pip install pyarrow)."
+        ) from None
+    return pa, pq
+
+
+def read_parquet(path: str | Path) -> Table:
+    """The rows of every part of ``path`` (see :func:`parquet_parts`), in part order."""
+    from aidopt.data.io import NumericTable
+
+    pa, pq = _pyarrow()
+    parts = parquet_parts(path)
+    tables = []
+    for part in parts:
+        try:
+            table = pq.read_table(part)
+        except FileNotFoundError:
+            raise DataError(f"Parquet part {part} vanished while it was being read.") from None
+        except (pa.ArrowException, OSError) as exc:
+            raise DataError(f"Parquet part {part} is not a readable Parquet file: {exc}") from None
+        if tables and table.schema.names != tables[0].schema.names:
+            raise DataError(
+                f"Parquet part {part} has the columns {table.schema.names}, but {parts[0]} has "
+                f"{tables[0].schema.names}: every part must have the same columns."
+            )
+        tables.append(table)
+    try:
+        table = pa.concat_tables(tables, promote_options="permissive")
+    except pa.ArrowException as exc:
+        raise DataError(f"The Parquet parts of {path} do not share one schema: {exc}") from None
+    names = [str(c) for c in table.column_names]
+    if table.num_rows == 0:
+        raise DataError(f"Data {path} has columns but no rows.")
+    if len(set(names)) < len(names) or not names:
+        return table.to_pandas()
+    arrays = {}
+    for name, column in zip(names, table.columns, strict=True):
+        kind = column.type
+        if column.null_count or not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            return table.to_pandas()  # text or nulls: pandas' checks name the columns
+        values = column.to_numpy()
+        arrays[name] = values.astype(
+            np.int64 if pa.types.is_integer(kind) else np.float64, copy=False
+        )
+    return NumericTable(tuple(names), arrays)
