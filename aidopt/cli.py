@@ -73,6 +73,20 @@ def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no iteration log")
     p.add_argument("--solver-log", action="store_true", help="show the solver's own log")
+    p.add_argument(
+        "--engine",
+        choices=("numpy", "dask"),
+        default=None,
+        help="run the data passes on rows in blocks: 'numpy' (in memory) or 'dask' (Parquet "
+        "parts read by Dask workers in every pass); default: all rows in memory at once",
+    )
+    p.add_argument("--chunk-rows", type=int, default=None, help="rows per block of in-memory data")
+    p.add_argument(
+        "--scheduler", default=None, help="address of a Dask scheduler to join (--engine dask)"
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, help="workers of the local Dask cluster (cores)"
+    )
 
 
 def _data_arguments(p: argparse.ArgumentParser) -> None:
@@ -375,15 +389,38 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
     from aidopt.registry import model as registered_model
 
     model = registered_model(args.model).from_cli(args)
-    data = model.data_from_frame(read_table(args.data), args.target)
     solver = AIDSolver(model, **from_args(RUN_OPTIONS, args), verbose=2 if args.solver_log else 0)
-    result = solver.solve_full(data) if args.full else solver.solve(data)
+    if args.engine is not None or args.chunk_rows is not None:
+        result = _solve_on_blocks(model, solver, args)
+    else:
+        data = model.data_from_frame(read_table(args.data), args.target)
+        result = solver.solve_full(data) if args.full else solver.solve(data)
     if args.plot is not None:
         from aidopt.plots import plot_history
 
         plot_history(result, args.plot)
     out.write(json_line(result.to_dict()) if args.json else _result_text(result))
     return 0
+
+
+def _solve_on_blocks(model: Any, solver: AIDSolver, args: argparse.Namespace) -> Any:
+    """AID with the data passes on rows in blocks (``--engine``, ``--chunk-rows``)."""
+    from aidopt.engine.chunked import on_blocks
+    from aidopt.engine.open import open_blocks
+
+    if args.full:
+        raise AidoptError("--full needs every row in memory; leave out --engine/--chunk-rows.")
+    on_blocks(model)  # a model without a chunked data pass is refused before any reading
+    with open_blocks(
+        model,
+        args.data,
+        args.target,
+        engine=args.engine or "numpy",
+        chunk_rows=args.chunk_rows,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    ) as blocks:
+        return solver.solve(blocks)
 
 
 def _bench_entries(registered: dict[str, Any]) -> dict[str, str]:

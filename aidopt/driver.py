@@ -20,6 +20,7 @@ phase is timed by name (``timing``).
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -33,9 +34,12 @@ from aidopt import __version__
 from aidopt.certificate import Bound, Certificate, data_sums_cached, relative_gap
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.deadline import TimeLimitReached, deadline, remaining
+from aidopt.engine.blocks import Blocks
+from aidopt.engine.chunked import on_blocks, runs_on_blocks
 from aidopt.exceptions import (
     ConvergenceWarning,
     InfeasibleSettingError,
+    InvalidParameterError,
     SolverError,
     SolverLicenseError,
     TimeLimitError,
@@ -148,7 +152,8 @@ class _Run:
 
     data: Any
     full: bool
-    partition: Partition
+    #: the clusters: a Partition (a BlockPartition for rows in blocks); None before C^0
+    partition: Any
     start: float
     solve_step: Callable[..., tuple[Any, SolveResult]]
     iteration: int = 0
@@ -262,7 +267,13 @@ class AIDSolver:
 
     # ------------------------------------------------------------------ public API
     def solve(self, data: Any) -> AIDResult:
-        """Run AID on ``data`` (the model's data object) and return an :class:`AIDResult`."""
+        """Run AID on ``data`` (the model's data object, or its rows in blocks: an
+        :class:`aidopt.engine.blocks.Blocks`, in memory or on Dask) and return an
+        :class:`AIDResult`."""
+        if isinstance(data, Blocks) and not runs_on_blocks(self.model):
+            on = copy.copy(self)
+            on.model = on_blocks(self.model)
+            return on.solve(data)
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             return self._run(data, full=False)
 
@@ -272,6 +283,10 @@ class AIDSolver:
         The full model is the aggregated model on singleton clusters, so the same declaration,
         the same solver adapter, the same evaluation and the same certificate are used.
         """
+        if isinstance(data, Blocks):
+            raise InvalidParameterError(
+                "The full problem needs every row in memory; solve it on the data, not on blocks."
+            )
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             return self._run(data, full=True)
 
@@ -295,7 +310,7 @@ class AIDSolver:
         run = _Run(
             data=data,
             full=full,
-            partition=Partition.singletons(data.n),
+            partition=Partition.singletons(data.n) if full else None,
             start=time.perf_counter(),
             solve_step=self._resolve_solver(),
         )

@@ -47,6 +47,8 @@ entries, or at the dual complementary slackness gives the primal (the better of 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -72,7 +74,7 @@ from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import GENERATOR
-from aidopt.exceptions import DataError, DataWarning
+from aidopt.exceptions import DataError, DataWarning, InvalidParameterError
 from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, MatrixProgram, ProblemClass
@@ -136,6 +138,48 @@ class LADSolution:
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X = check_predict_input(X, self.coef.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(X @ self.coef).ravel() + self.intercept
+
+
+@dataclass(frozen=True, eq=False)
+class ResidualBins:
+    """C^0 for rows in blocks (:meth:`LADModel.initial_rule`): the sample fit (β, β₀), the
+    residual edges of the bins below the band (all bins for 'bins'), and for 'band' the band
+    [low, high] of singletons and the edges of the bins above it."""
+
+    coef: NDArray[np.float64]
+    intercept: float
+    edges: NDArray[np.float64]
+    band: tuple[float, float] | None = None
+    above: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True)
+class BoundTerms:
+    """Row sums of the certificate at u (:meth:`LADModel.bound_terms`); blocks of rows add."""
+
+    value: float  # uᵀy
+    value_error: float  # a bound on its rounding error
+    e: NDArray[np.float64]  # Zᵀu (p,)
+    e_error: NDArray[np.float64]  # a bound on its rounding error per coefficient
+    norm_y_squared: float  # ‖W½y‖₂² (in floating point)
+    w_min: float  # min w_i (1 unweighted)
+    n: int  # rows summed
+
+    @classmethod
+    def total(cls, blocks: list[BoundTerms]) -> BoundTerms:
+        """The terms of the union of the blocks: the block sums added exactly (``math.fsum``),
+        rounded once (ε of the total added to the error bound)."""
+        value = math.fsum(b.value for b in blocks)
+        e = np.array([math.fsum(col) for col in zip(*(b.e for b in blocks), strict=True)])
+        return cls(
+            value,
+            math.fsum(b.value_error for b in blocks) * (1 + 2 * EPS) + EPS * abs(value),
+            e,
+            np.sum([b.e_error for b in blocks], axis=0) * (1 + len(blocks) * EPS) + EPS * np.abs(e),
+            math.fsum(b.norm_y_squared for b in blocks),
+            min(b.w_min for b in blocks),
+            sum(b.n for b in blocks),
+        )
 
 
 _POLICY = (
@@ -305,6 +349,75 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             beta = np.linalg.lstsq(design, y, rcond=None)[0]
         return (beta[1:], float(beta[0])) if self.fit_intercept else (beta, 0.0)
 
+    # ------------------------------------------------------------------ the chunked data pass
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0 when the rows are in blocks (:meth:`initial_rule`)."""
+        if self.split == "minority":
+            raise InvalidParameterError(
+                "split='minority' needs every cluster's rows at once; with rows in blocks "
+                "(--engine) use split='band' or split='sign'."
+            )
+        if self.init == "band":
+            return self._sample_size(whole)
+        if self.init == "bins":
+            return min(whole.n, max(20 * self.n_coefficients(whole), 1000))
+        raise InvalidParameterError(
+            f"init={self.init!r} clusters all rows at once (k-means); with rows in blocks "
+            "(--engine dask) use init='band' or init='bins'."
+        )
+
+    def initial_rule(self, sample: LADData, whole: Any, rate: float) -> ResidualBins:
+        """C^0 without ranking every row: the ranks of :meth:`_band_partition` (and of 'bins')
+        replaced by the quantiles of the sample fit's residuals on the sample itself."""
+        coef, intercept = self._sample_fit(sample.X, sample.y)
+        residual = sample.y - sample.X @ coef - intercept
+        n = whole.n
+        if self.init == "bins":
+            k = n_clusters_for_rate(rate, n, minimum=min(n, self.n_coefficients(whole) + 1))
+            return ResidualBins(coef, intercept, np.quantile(residual, np.arange(1, k) / k))
+        bins = self.bins * self.n_coefficients(whole)
+        M = max(1, int(rate * n) - 2 * bins)
+        c_plus, c_minus = self.costs()
+        tau = c_plus / (c_plus + c_minus)
+        low, high = max(0.0, tau - (M // 2) / n), min(1.0, tau + (M - M // 2) / n)
+        steps = np.arange(1, bins) / bins
+        return ResidualBins(
+            coef,
+            intercept,
+            np.quantile(residual, low * steps),
+            band=(float(np.quantile(residual, low)), float(np.quantile(residual, high))),
+            above=np.quantile(residual, high + (1 - high) * steps),
+        )
+
+    def initial_labels(self, rows: LADData, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
+        """Cluster labels of a block under ``rule`` (any non-negative integers: the driver
+        renumbers them): residual bins, and for 'band' a singleton per row inside the band."""
+        residual = rows.y - rows.X @ rule.coef - rule.intercept
+        labels = np.searchsorted(rule.edges, residual).astype(np.int64)
+        if rule.band is None:
+            return labels
+        bins = rule.edges.size + 1
+        below, above = residual < rule.band[0], residual > rule.band[1]
+        labels[above] = bins + np.searchsorted(rule.above, residual[above])
+        middle = np.flatnonzero(~below & ~above)
+        labels[middle] = 2 * bins + offset + middle
+        return labels
+
+    def cluster_columns(self, rows: LADData) -> NDArray[np.float64]:
+        """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data."""
+        if sp.issparse(rows.X):
+            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
+        return np.column_stack([rows.row_weights, rows.weighted_X, rows.weighted_y])
+
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> LADAggregate:
+        """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
+        return LADAggregate(
+            x_sum=np.ascontiguousarray(sums[:, 1:-1]),
+            y_sum=sums[:, -1].copy(),
+            weight=sums[:, 0].copy(),
+            partition=partition,
+        )
+
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
         if (
@@ -459,39 +572,50 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
         """E^t = Σ_i w_i ρ(y_i − β₀ − x_i β) (w_i = 1 unweighted) with a bound on its rounding
         error; regime = [r_i > 0]."""
-        residual = data.y - data.X @ solution.coef - solution.intercept
+        evaluation = self.evaluate_rows(data, solution, 0, data)
+        if self.split == "minority" and solution.partition is not None:
+            finer = self.split_hint(solution.partition, evaluation.regime)
+            return dataclasses.replace(evaluation, split_regime=finer)
+        return evaluation
+
+    def evaluate_rows(
+        self, rows: LADData, solution: LADSolution, offset: int, whole: Any
+    ) -> Evaluation:
+        """:meth:`evaluate` on the block ``rows`` = entries offset, offset + 1, ... of ``whole``
+        (n, m): the block's share of E^t and of its error bound, its regimes, and its split
+        regime ('band': the block's ⌊band fraction · rows⌋ smallest |r_i| become singletons,
+        numbered 2 + their index in ``whole``)."""
+        residual = rows.y - rows.X @ solution.coef - solution.intercept
         positive = residual > 0
         c_plus, c_minus = self.costs()
         loss = np.where(positive, c_plus, -c_minus) * residual
-        w = data.weight
+        w = rows.weight
         if w is not None:
             loss *= w
         objective, sum_error = accurate_sum(loss)
         # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)
         if w is None:
             scale = (
-                float(np.abs(data.y).sum())
-                + float(abs_column_sums(data.X) @ np.abs(solution.coef))
-                + data.n * abs(solution.intercept)
+                float(np.abs(rows.y).sum())
+                + float(abs_column_sums(rows.X) @ np.abs(solution.coef))
+                + rows.n * abs(solution.intercept)
             )
         else:
             scale = (
-                float(w @ np.abs(data.y))
-                + float((w @ np.abs(data.X)) @ np.abs(solution.coef))
+                float(w @ np.abs(rows.y))
+                + float((w @ np.abs(rows.X)) @ np.abs(solution.coef))
                 + float(w.sum()) * abs(solution.intercept)
-            ) * (1 + (data.n + 2) * EPS)
+            ) * (1 + (rows.n + 2) * EPS)
             sum_error += 2 * EPS * float(np.abs(loss).sum())  # the products c·r_i·w_i
-        residual_error = (data.m + 3) * EPS * scale * max(c_plus, c_minus)
+        residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
         regime = positive.astype(np.int64)
         finer = None
         if self.split == "band":
             size = np.abs(residual)
-            k = min(data.n - 1, int(self._band_fraction(data) * data.n))
+            k = min(rows.n - 1, int(self._band_fraction(whole) * rows.n))
             near = size <= np.partition(size, k)[k]
             finer = regime.copy()
-            finer[near] = 2 + np.flatnonzero(near)
-        elif self.split == "minority" and solution.partition is not None:
-            finer = self.split_hint(solution.partition, regime)
+            finer[near] = 2 + offset + np.flatnonzero(near)
         return Evaluation(objective, regime, finer, sum_error + residual_error)
 
     def split_hint(self, partition, regime):
@@ -556,17 +680,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         part = solution.partition
         if part is None:
             return None
-        gram = self._aggregated_gram(data, part)
-        candidates = [
-            (
-                self._rebuilt_dual(data, solution, part),
-                "the dual that complementary slackness gives the primal",
-            )
-        ]
-        if solution.cluster_dual is not None and solution.cluster_dual.shape == part.sizes.shape:
-            candidates.append(
-                (self._repaired(data, solution.cluster_dual, part), "the solver's dual")
-            )
+        weight, x_sum, y_sum = _cluster_sums(data, part)
+        agg = LADAggregate(x_sum, y_sum, weight, part)
+        candidates, gram = self.bound_candidates(agg, solution)
         bounds = [
             self._bound_at(
                 data,
@@ -581,76 +697,100 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         ]
         return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
 
-    def _bound_at(self, data, s, evaluation, upper, gram, terms, source) -> Bound | None:
-        """The bound of :meth:`lower_bound` at u = s∘w, s ∈ [−c⁻, c⁺]ⁿ per unit weight (u = s
-        unweighted; weighted, fl(s_i w_i) is shrunk by 1 − 2ε so that |u_i| ≤ |s_i| w_i holds
-        in exact arithmetic: u stays in its box [−c⁻w_i, c⁺w_i])."""
+    def bound_candidates(
+        self, agg: LADAggregate, solution: LADSolution
+    ) -> tuple[list[tuple[NDArray[np.float64], str]], NDArray[np.float64]]:
+        """The cluster duals s (K,) to spread over the entries, each with what it is, and the
+        aggregated Gram G, all from the cluster sums (W_k, Σ w x, Σ w y) of the solved clusters."""
         c_plus, c_minus = self.costs()
-        source = f"LP dual of (2) at {source}"
-        w = data.weight
+        weight, x_sum, y_sum = agg.weight, agg.x_sum, agg.y_sum
+        S = np.vstack([weight, x_sum.T]) if self.fit_intercept else np.ascontiguousarray(x_sum.T)
+        candidates = [
+            (
+                self._rebuilt_dual(weight, x_sum, y_sum, S, solution),
+                "the dual that complementary slackness gives the primal",
+            )
+        ]
+        s = solution.cluster_dual
+        if s is not None and s.shape == weight.shape:
+            repaired = repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus)
+            candidates.append((repaired, "the solver's dual"))
+        # Σ_k W_k z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / W_k ⪯ ZᵀWZ (weighted means; W = I unweighted)
+        gram = (S.T / weight[:, None]).T @ S.T
+        return candidates, gram
+
+    def bound_terms(self, rows: LADData, s: NDArray[np.float64]) -> BoundTerms:
+        """The row sums of the bound of :meth:`lower_bound` at u = s∘w on the block ``rows``
+        (s ∈ [−c⁻, c⁺] per unit weight, one per row; u = s unweighted; weighted, fl(s_i w_i) is
+        shrunk by 1 − 2ε so that |u_i| ≤ |s_i| w_i holds in exact arithmetic: u stays in its
+        box [−c⁻w_i, c⁺w_i]): uᵀy and Zᵀu with their rounding bounds, ‖W½y‖₂², min w."""
+        w = rows.weight
         u = s if w is None else (s * w) * (1.0 - 2.0 * EPS)
-        value, value_error = accurate_sum(u * data.y)
-        value_error += EPS * float(np.abs(u) @ np.abs(data.y))
+        value, value_error = accurate_sum(u * rows.y)
+        value_error += EPS * float(np.abs(u) @ np.abs(rows.y))
         bound_u = float(np.abs(u).max(initial=0.0))
-        e_x, err_x = accurate_tdot(data.X, u, abs_bound=bound_u * abs_column_sums(data.X))
-        pieces = [np.abs(e_x) + err_x]
+        e, error = accurate_tdot(rows.X, u, abs_bound=bound_u * abs_column_sums(rows.X))
         if self.fit_intercept:
             e_1, err_1 = accurate_sum(u)
-            pieces.insert(0, np.array([abs(e_1) + err_1]))
+            e, error = np.r_[e_1, e], np.r_[err_1, error]
+        wy = rows.y if w is None else np.sqrt(w) * rows.y
+        w_min = 1.0 if w is None else float(w.min())
+        return BoundTerms(value, value_error, e, error, float(wy @ wy), w_min, rows.n)
+
+    def bound_from_terms(
+        self,
+        terms: BoundTerms,
+        gram: NDArray[np.float64],
+        n_clusters: int,
+        upper: float,
+        source: str,
+        feature_names: list[str],
+    ) -> Bound | None:
+        """D(u) = uᵀy − βᵀ(Zᵀu) ≥ uᵀy − ‖Dβ*‖₂‖D⁻¹Zᵀu‖₂ minus every rounding allowance (see
+        :meth:`lower_bound`); None (with a warning) for a (nearly) rank-deficient design."""
+        c_plus, c_minus = self.costs()
         # |βᵀe| ≤ ‖Dβ‖₂ ‖D⁻¹e‖₂ with D = diag(√G_jj): the column scales cancel
         scale = np.sqrt(np.diag(gram))
         if not np.all(scale > 0):
-            self._warn_rank(data, gram)
+            self._warn_rank(feature_names, gram)
             return None
-        residual = float(np.linalg.norm(np.concatenate(pieces) / scale))
-        lam = safe_min_eigenvalue(gram / np.outer(scale, scale), terms)
+        residual = float(np.linalg.norm((np.abs(terms.e) + terms.e_error) / scale))
+        lam = safe_min_eigenvalue(gram / np.outer(scale, scale), n_clusters)
         if lam <= 1e-13:
-            self._warn_rank(data, gram)
+            self._warn_rank(feature_names, gram)
             return None
         # ‖W½Zβ*‖₂ ≤ ‖W½y‖₂ + ‖W½r*‖₁ and ‖W½r*‖₁ ≤ Σ w_i|r*_i|/√min w ≤ E*/(min(c⁺, c⁻)√min w)
         # (W = I unweighted); gram ⪯ ZᵀWZ, so ‖Dβ*‖₂ ≤ ‖W½Zβ*‖₂/√λ
-        wy = data.y if w is None else np.sqrt(w) * data.y
-        norm_y = float(np.linalg.norm(wy)) * (1 + (data.n + 2) * EPS)
-        root_w_min = 1.0 if w is None else float(np.sqrt(w.min())) * (1.0 - 2 * EPS)
+        norm_y = float(np.sqrt(terms.norm_y_squared)) * (1 + (terms.n + 2) * EPS)
+        root_w_min = float(np.sqrt(terms.w_min)) * (1.0 - 2 * EPS)
         beta_bound = (norm_y + max(upper, 0.0) / (min(c_plus, c_minus) * root_w_min)) / np.sqrt(lam)
-        allowance = value_error + beta_bound * residual
-        point = DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
-        return Bound(value - allowance, source, point, value, allowance)
+        allowance = terms.value_error + beta_bound * residual
+        source = f"LP dual of (2) at {source}"
+        return Bound(terms.value - allowance, source, None, terms.value, allowance)
 
-    def _sums_matrix(self, data: LADData, part: Partition) -> NDArray[np.float64]:
-        """S (p × K): the columns S_k = Σ_{i∈C_k} w_i z_i of the aggregated dual's constraints."""
-        weight, x_sum, _ = _cluster_sums(data, part)
-        return np.vstack([weight, x_sum.T]) if self.fit_intercept else np.ascontiguousarray(x_sum.T)
-
-    def _repaired(self, data: LADData, s: NDArray, part: Partition) -> NDArray[np.float64]:
-        """A solver's cluster dual in its box with Σ_k s_k S_k ≈ 0 (least squares on the
-        clusters strictly inside the box, the basic ones)."""
+    def _bound_at(self, data, s, evaluation, upper, gram, terms, source) -> Bound | None:
+        """The bound of :meth:`lower_bound` at u = s∘w on all rows, with its dual point."""
         c_plus, c_minus = self.costs()
-        S = self._sums_matrix(data, part)
-        return repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus)
+        sums = self.bound_terms(data, s)
+        bound = self.bound_from_terms(sums, gram, terms, upper, source, data.feature_names)
+        if bound is None:
+            return None
+        point = DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
+        return dataclasses.replace(bound, dual=point)
 
-    def _rebuilt_dual(
-        self, data: LADData, solution: LADSolution, part: Partition
-    ) -> NDArray[np.float64]:
+    def _rebuilt_dual(self, weight, x_sum, y_sum, S, solution: LADSolution) -> NDArray[np.float64]:
         """The cluster dual that complementary slackness gives (β₀, β): s_k = c⁺ where the
         cluster's aggregated residual is positive, −c⁻ where negative; the clusters it
-        interpolates (residual 0) are free and make Σ_k s_k S_k = 0 by least squares."""
+        interpolates (residual 0) are free and make Σ_k s_k S_k = 0 by least squares (S, p × K:
+        the columns S_k = Σ_{i∈C_k} w_i z_i of the aggregated dual's constraints)."""
         c_plus, c_minus = self.costs()
-        weight, x_sum, y_sum = _cluster_sums(data, part)
         fit = x_sum @ solution.coef + weight * solution.intercept
         rbar = (y_sum - fit) / weight
         size = (np.abs(y_sum) + np.abs(x_sum) @ np.abs(solution.coef)) / weight
         tie = np.abs(rbar) <= 1e-9 * (size + abs(solution.intercept))
         s = np.where(rbar > 0, c_plus, -c_minus)
         s[tie] = 0.5 * (c_plus - c_minus)
-        S = self._sums_matrix(data, part)
         return repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus, free=tie)
-
-    def _aggregated_gram(self, data: LADData, part: Partition) -> NDArray[np.float64]:
-        """Σ_k W_k z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / W_k ⪯ ZᵀWZ (weighted means; W = I unweighted)."""
-        weight, x_sum, _ = _cluster_sums(data, part)
-        S = np.hstack([weight[:, None], x_sum]) if self.fit_intercept else x_sum
-        return (S / weight[:, None]).T @ S
 
     def _full_gram(self, data: LADData) -> NDArray[np.float64]:
         p = self.n_coefficients(data)
@@ -665,11 +805,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             gram += weighted.T @ block  # Σ w_i z_i z_iᵀ
         return gram
 
-    def _warn_rank(self, data: LADData, gram: NDArray[np.float64]) -> None:
+    def _warn_rank(self, feature_names: list[str], gram: NDArray[np.float64]) -> None:
         """Warn that the design is (nearly) rank-deficient, naming dependent columns."""
         from scipy.linalg import qr
 
-        names = (["(intercept)"] if self.fit_intercept else []) + list(data.feature_names)
+        names = (["(intercept)"] if self.fit_intercept else []) + list(feature_names)
         _, r, piv = qr(gram, pivoting=True)
         diag = np.abs(np.diag(r))
         rank = int(np.sum(diag > 1e-10 * diag[0])) if diag.size and diag[0] > 0 else 0

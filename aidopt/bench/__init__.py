@@ -15,4 +15,5 @@ MODULES: dict[str, str] = {
     "s3vm": "aidopt.bench.s3vm",
     "cuts3vm": "aidopt.bench.cuts3vm",
     "svc": "aidopt.bench.svc",
+    "scale": "aidopt.bench.scale",
 }

@@ -1,0 +1,304 @@
+"""``aidopt bench scale``: LAD at n = 10^6 … 10^8 from Parquet parts, in memory and on Dask.
+
+    aidopt bench scale --sizes 1000000,10000000 --m 20 --data-dir /data/aidopt-scale --out OUT
+
+Each instance (paper-style LAD, :func:`aidopt.data.lad.make_lad`, one seed per part) is written
+once as Parquet parts of ``--rows-per-part`` rows and row groups of ``--row-group`` rows under
+``--data-dir`` (outside the repository; reused by later runs). Every method runs in a fresh
+process (peak RSS of that process and its children, a hard time limit):
+
+* ``numpy`` — the parts read into memory, AID on all rows at once (today's default path);
+* ``numpy-blocks`` — the same rows in memory, the data passes on blocks of a row group;
+* ``dask`` — the rows never gathered: every pass re-reads the parts on a ``LocalCluster``
+  (``--workers``, one thread each), only the labels stay on the workers;
+* ``xb`` — the bandwidth reference: a bare ``X @ b`` over the in-memory rows, per row group
+  (and, for the Dask engine, reading each part and multiplying: ``read+xb``);
+* ``quantreg-pfn``, ``quantreg-fnb`` — R quantreg on the in-memory rows (timed inside R), when
+  Rscript and quantreg are installed and the rows fit.
+
+``scale_runs.csv``: per (n, method) the status, objective E and Δ against the first exact
+method that finished, seconds split into read / passes / solves, passes per run, GB/s per pass
+(n·(m+1)·8 bytes per pass) and its ratio to ``xb``'s, peak MB; ``scale_summary.md`` the same
+as a table; ``scale_seconds.png`` seconds against n per method.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aidopt.bench.common import parse_choice_list, run_isolated
+
+__all__ = ["METHODS", "add_arguments", "run", "run_method", "write_instance"]
+
+METHODS = ("numpy", "numpy-blocks", "dask", "xb", "quantreg-pfn", "quantreg-fnb")
+_EXACT = ("numpy", "numpy-blocks", "dask", "quantreg-pfn", "quantreg-fnb")
+
+
+def _parse_sizes(text: str) -> list[int]:
+    try:
+        return [int(float(v)) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--sizes takes numbers like 1e6,1e7; got {text!r}"
+        ) from None
+
+
+def instance_folder(data_dir: Path, n: int, m: int, seed: int, rows_per_part: int) -> Path:
+    return data_dir / f"lad_n{n}_m{m}_seed{seed}_part{rows_per_part}"
+
+
+def write_instance(
+    data_dir: Path, n: int, m: int, seed: int, rows_per_part: int, row_group: int
+) -> Path:
+    """The instance's Parquet parts (written unless complete already), column names x0 … and
+    y; part p holds ``make_lad(rows, m, seed=[seed, p])``."""
+    from aidopt.data.lad import make_lad
+    from aidopt.data.parquet import _pyarrow
+
+    folder = instance_folder(data_dir, n, m, seed, rows_per_part)
+    done = folder / "_COMPLETE"
+    if done.exists():
+        return folder
+    pa, pq = _pyarrow()
+    folder.mkdir(parents=True, exist_ok=True)
+    names = [f"x{j}" for j in range(m)]
+    for p, start in enumerate(range(0, n, rows_per_part)):
+        rows = min(rows_per_part, n - start)
+        X, y, _, _ = make_lad(rows, m, seed=seed * 100_003 + p)
+        table = pa.table({**{c: X[:, j] for j, c in enumerate(names)}, "y": y})
+        pq.write_table(table, folder / f"part-{p:05d}.parquet", row_group_size=row_group)
+        print(f"  wrote part {p} ({start + rows:,} of {n:,} rows)", file=sys.stderr, flush=True)
+    done.write_text("complete\n")
+    return folder
+
+
+def _read(folder: str) -> tuple[Any, float]:
+    from aidopt.data.containers import RegressionData
+    from aidopt.data.io import read_table
+
+    start = time.perf_counter()
+    data = RegressionData.from_frame(read_table(folder), "y")
+    return data, time.perf_counter() - start
+
+
+def run_method(
+    method: str, folder: str, row_group: int, time_limit: float, workers: int
+) -> dict[str, Any]:
+    """One method on one instance (called in a fresh process)."""
+    from aidopt.driver import AIDSolver
+    from aidopt.models.lad import LADModel
+
+    model = LADModel()
+    out: dict[str, Any] = {"status": "ok"}
+    if method == "dask":
+        from aidopt.data.containers import RegressionData
+        from aidopt.engine.dask import DaskBlocks, local_client
+
+        start = time.perf_counter()
+        with local_client(workers=workers) as client:
+            blocks = DaskBlocks.from_parquet(client, folder, RegressionData, "y")
+            out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
+            result = AIDSolver(model, time_limit=time_limit).solve(blocks)
+            out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
+            client.cluster.close()
+        return out | _result(result)
+    data, out["read_seconds"] = _read(folder)
+    if method == "xb":
+        return out | {"xb_seconds": _xb(data, row_group)}
+    if method.startswith("quantreg"):
+        from aidopt.baselines import libraries
+
+        run = libraries.r_quantreg_pfn if method == "quantreg-pfn" else libraries.r_quantreg_fn
+        outcome = run(model, data, time_limit)
+        if outcome.solution is None:
+            return out | {"status": outcome.status, "message": outcome.message}
+        evaluation = model.evaluate(data, outcome.solution)
+        return out | {"seconds": outcome.seconds, "objective": evaluation.objective}
+    if method == "numpy-blocks":
+        from aidopt.engine.blocks import MemoryBlocks
+
+        blocks = MemoryBlocks(data, row_group)
+        result = AIDSolver(model, time_limit=time_limit).solve(blocks)
+        return out | _result(result) | _passes(blocks)
+    result = AIDSolver(model, time_limit=time_limit).solve(data)
+    passes = ("initial_partition", "aggregate", "evaluate", "lower_bound")
+    return out | _result(result) | {"pass_seconds": sum(result.timing.get(p, 0.0) for p in passes)}
+
+
+def _result(result: Any) -> dict[str, Any]:
+    return {
+        "status": result.status.value,
+        "seconds": result.seconds,
+        "solve_seconds": result.timing.get("solve", 0.0),
+        "objective": result.objective,
+        "lower_bound": result.certificate.lower_bound if result.certificate else None,
+        "iterations": result.iterations,
+    }
+
+
+def _passes(blocks: Any) -> dict[str, Any]:
+    return {"passes": blocks.passes, "pass_seconds": blocks.pass_seconds}
+
+
+def _xb(data: Any, row_group: int) -> float:
+    """Seconds of a bare X @ b over the rows, one row group at a time (best of 3)."""
+    b = np.ones(data.m)
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        for a in range(0, data.n, row_group):
+            data.X[a : a + row_group] @ b
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _read_and_xb(client: Any, blocks: Any) -> float:
+    """Seconds of one pass of the Dask engine's kind with nothing but ``X @ b`` in it: every
+    row group read by the workers and multiplied."""
+
+    def kernel(block, _offset):
+        block.X @ np.ones(block.m)
+        return (), None
+
+    start = time.perf_counter()
+    blocks.run(kernel)
+    return time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------- command line
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import tempfile
+
+    parser.add_argument("--sizes", type=_parse_sizes, default=[1_000_000], help="n, e.g. 1e6,1e7")
+    parser.add_argument("--m", type=int, default=20, help="features")
+    parser.add_argument("--seed", type=int, default=0, help="instance seed")
+    parser.add_argument("--methods", default="numpy,numpy-blocks,dask,xb,quantreg-pfn")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "aidopt-scale",
+        help="where the Parquet instances are written once (outside the repository)",
+    )
+    parser.add_argument("--rows-per-part", type=int, default=1_000_000, help="rows per part")
+    parser.add_argument("--row-group", type=int, default=250_000, help="rows per row group")
+    parser.add_argument("--workers", type=int, default=2, help="Dask workers")
+    parser.add_argument("--time-limit", type=float, default=900.0, help="seconds per run")
+    parser.add_argument(
+        "--in-memory-limit",
+        type=float,
+        default=2e9,
+        help="largest n·m run by the in-memory methods (numpy, numpy-blocks, xb, R)",
+    )
+    parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    methods = parse_choice_list(args.methods, METHODS, "method")
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in args.sizes:
+        folder = write_instance(
+            args.data_dir, n, args.m, args.seed, args.rows_per_part, args.row_group
+        )
+        for method in methods:
+            if method != "dask" and n * args.m > args.in_memory_limit:
+                rows.append({"n": n, "m": args.m, "method": method, "status": "skipped"})
+                continue
+            print(f"n={n:,} m={args.m} {method} ...", end="", file=sys.stderr, flush=True)
+            res = run_isolated(
+                "aidopt.bench.scale:run_method",
+                {"method": method, "folder": str(folder), "row_group": args.row_group}
+                | {"time_limit": args.time_limit, "workers": args.workers},
+                timeout=args.time_limit + 600,
+            )
+            print(f" {res.get('status')} {res.get('wall_seconds', 0):.1f} s", file=sys.stderr)
+            rows.append({"n": n, "m": args.m, "method": method} | res)
+    frame = _with_ratios(pd.DataFrame(rows), args.m)
+    frame.to_csv(args.out / "scale_runs.csv", index=False)
+    (args.out / "scale_summary.md").write_text(_markdown(frame))
+    _plot(frame, args.out / "scale_seconds.png")
+    print(_markdown(frame))
+    return 0
+
+
+def _with_ratios(frame: Any, m: int) -> Any:
+    """Δ against the first exact method per n, GB/s per pass and its ratio to X @ b."""
+    frame = frame.copy()
+    for column in ("objective", "pass_seconds", "passes", "xb_seconds", "xb_read_seconds"):
+        if column not in frame:
+            frame[column] = np.nan
+    frame["delta"] = np.nan
+    frame["gbps_pass"] = np.nan
+    frame["pass_vs_xb"] = np.nan
+    for n, group in frame.groupby("n"):
+        exact = group[group["method"].isin(_EXACT) & group["objective"].notna()]
+        if len(exact):
+            ref = float(exact["objective"].iloc[0])
+            frame.loc[group.index, "delta"] = (group["objective"] - ref) / abs(ref)
+        gb = n * (m + 1) * 8 / 1e9
+        passes = group["passes"].fillna(np.nan)
+        per_pass = group["pass_seconds"] / passes
+        frame.loc[group.index, "gbps_pass"] = gb / per_pass
+        xb = group.loc[group["method"] == "xb", "xb_seconds"]
+        if len(xb):
+            mem = group["method"].isin(("numpy-blocks",))
+            frame.loc[group.index[mem], "pass_vs_xb"] = (per_pass / float(xb.iloc[0]))[mem]
+        dask = group["method"] == "dask"
+        frame.loc[group.index[dask], "pass_vs_xb"] = (per_pass / group["xb_read_seconds"])[dask]
+    return frame
+
+
+def _markdown(frame: Any) -> str:
+    cols = [
+        ("n", "{:,.0f}"),
+        ("method", "{}"),
+        ("status", "{}"),
+        ("wall_seconds", "{:.1f}"),
+        ("read_seconds", "{:.1f}"),
+        ("pass_seconds", "{:.1f}"),
+        ("solve_seconds", "{:.1f}"),
+        ("passes", "{:.0f}"),
+        ("gbps_pass", "{:.2f}"),
+        ("pass_vs_xb", "{:.2f}"),
+        ("peak_mb", "{:.0f}"),
+        ("delta", "{:.1e}"),
+    ]
+    head = "| " + " | ".join(c for c, _ in cols) + " |"
+    lines = [head, "|" + "---|" * len(cols)]
+    for _, row in frame.iterrows():
+        cells = []
+        for c, fmt in cols:
+            value = row.get(c)
+            cells.append("" if value is None or value != value else fmt.format(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(frame: Any, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for method, group in frame[frame["method"] != "xb"].groupby("method"):
+        done = group[group["wall_seconds"].notna() & (group["status"] != "skipped")]
+        if len(done):
+            ax.plot(done["n"], done["wall_seconds"], marker="o", label=method)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n (rows), m = 20")
+    ax.set_ylabel("wall seconds (process)")
+    ax.set_title("LAD: AID in memory and on Dask vs R quantreg")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,174 @@
+"""Rows in blocks, each with named per-row state beside it: where a chunked data pass runs.
+
+A :class:`Blocks` holds n entries as consecutive blocks of rows (block b holds the entries
+``offsets[b]`` … ``offsets[b] + sizes[b] − 1``), each a data object of the model's type, and
+*state slots*: one array per block under a name (the cluster labels of a partition, the regimes
+of an evaluation). Everything the driver does with the rows is :meth:`Blocks.run`: a kernel
+applied to every block — ``kernel(block, offset, *states, *args) → (new states, result)`` —
+whose new states stay beside the blocks and whose (small) results come back, in block order, to
+be reduced. Kernels that need no data (relabelling) are run with ``data=False`` and never read
+a block.
+
+Two engines:
+
+* :class:`MemoryBlocks` — blocks are views of in-memory arrays (``numpy`` engine, chunked);
+* :class:`aidopt.engine.dask.DaskBlocks` — blocks live on Dask workers, read from Parquet parts
+  in every pass (or persisted when they fit), states are futures, so a lost worker's part of a
+  pass is recomputed by Dask from the lineage.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Blocks", "Kernel", "MemoryBlocks"]
+
+#: kernel(block | None, offset, *states, *args) -> (tuple of new states, result)
+Kernel = Callable[..., tuple[tuple[Any, ...], Any]]
+
+
+class Blocks(ABC):
+    """n rows × m features in blocks, with per-block state slots (see the module docstring)."""
+
+    #: rows per block, and the first row of each block
+    sizes: NDArray[np.int64]
+    offsets: NDArray[np.int64]
+    m: int
+    feature_names: list[str]
+    target_name: str | None
+    #: True when the rows carry weights w_i
+    weighted: bool
+    #: passes over the data so far (kernels that read the blocks), and their seconds
+    passes: int = 0
+    pass_seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return int(self.sizes.sum())
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.sizes.size)
+
+    def run(
+        self,
+        kernel: Kernel,
+        *args: Any,
+        reads: Sequence[str] = (),
+        writes: Sequence[str] = (),
+        data: bool = True,
+    ) -> list[Any]:
+        """Apply ``kernel`` to every block; store its new states under ``writes``; return the
+        results in block order. ``args`` are the same for every block; ``data`` False: the
+        kernel gets None for the block (it works on the states alone, no data is read)."""
+        start = time.perf_counter()
+        try:
+            return self._run(kernel, args, tuple(reads), tuple(writes), data)
+        finally:
+            if data:
+                self.passes += 1
+                self.pass_seconds += time.perf_counter() - start
+
+    @abstractmethod
+    def _run(self, kernel, args, reads, writes, data) -> list[Any]:
+        """:meth:`run` on this engine."""
+
+    @abstractmethod
+    def take(self, rows: NDArray[np.int64]) -> Any:
+        """The entries ``rows`` (sorted global indices) as one in-memory data object."""
+
+    @abstractmethod
+    def drop(self, *slots: str) -> None:
+        """Forget the state slots (their memory is freed)."""
+
+    def describe(self) -> str:
+        return f"{self.n_blocks} block(s)"
+
+
+def block_of_rows(data: Any, start: int, stop: int) -> Any:
+    """Rows start … stop − 1 of an in-memory data object, as a data object of the same type
+    (views, no copies)."""
+    import dataclasses
+
+    fields = {}
+    for f in dataclasses.fields(data):
+        value = getattr(data, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == data.n:
+            value = value[start:stop]
+        fields[f.name] = value
+    return type(data)(**fields)
+
+
+class MemoryBlocks(Blocks):
+    """Blocks of ``chunk_rows`` rows of an in-memory data object (the last one shorter)."""
+
+    def __init__(self, data: Any, chunk_rows: int) -> None:
+        n = data.n
+        chunk_rows = max(1, min(int(chunk_rows), n))
+        starts = np.arange(0, n, chunk_rows, dtype=np.int64)
+        self.offsets = starts
+        self.sizes = np.minimum(starts + chunk_rows, n) - starts
+        self._data = data
+        self._blocks = [
+            block_of_rows(data, int(a), int(a + s)) for a, s in zip(starts, self.sizes, strict=True)
+        ]
+        self.m = data.m
+        self.feature_names = list(data.feature_names)
+        self.target_name = getattr(data, "target_name", None)
+        self.weighted = getattr(data, "weight", None) is not None
+        self._state: dict[str, list[Any]] = {}
+
+    def _run(self, kernel, args, reads, writes, data):
+        results = []
+        new: dict[str, list[Any]] = {name: [] for name in writes}
+        for b, block in enumerate(self._blocks):
+            states = [self._state[name][b] for name in reads]
+            out, result = kernel(block if data else None, int(self.offsets[b]), *states, *args)
+            for name, value in zip(writes, out, strict=True):
+                new[name].append(value)
+            results.append(result)
+        self._state.update(new)
+        return results
+
+    def take(self, rows):
+        return block_of_rows_indexed(self._data, rows)
+
+    def drop(self, *slots):
+        for name in slots:
+            self._state.pop(name, None)
+
+    def describe(self) -> str:
+        return f"numpy engine, {self.n_blocks} block(s) of ≤ {int(self.sizes.max())} rows"
+
+
+def block_of_rows_indexed(data: Any, rows: NDArray[np.int64]) -> Any:
+    """The entries ``rows`` of an in-memory data object (copies)."""
+    import dataclasses
+
+    fields = {}
+    for f in dataclasses.fields(data):
+        value = getattr(data, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == data.n:
+            value = value[rows]
+        fields[f.name] = value
+    return type(data)(**fields)
+
+
+def concatenate_rows(parts: list[Any]) -> Any:
+    """One data object of the rows of ``parts`` (same type, same columns), in order."""
+    import dataclasses
+
+    first = parts[0]
+    fields = {}
+    for f in dataclasses.fields(first):
+        value = getattr(first, f.name)
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == first.n:
+            value = np.concatenate([getattr(p, f.name) for p in parts])
+        fields[f.name] = value
+    return type(first)(**fields)

@@ -1,0 +1,212 @@
+"""AID on rows in blocks: the generic driver, unchanged, on a model's chunked data pass.
+
+A model whose per-entry work is a sum over rows declares it per block of rows — the *chunked
+data pass* of the contract (:mod:`aidopt.contract`):
+
+=========================================  ==================================================
+``initial_sample_size(whole)``             rows of the sample that places C^0
+``initial_rule(sample, whole, rate)``      what places a row in C^0, fitted on the sample
+``initial_labels(rows, offset, rule)``     the C^0 labels of a block (one streaming pass)
+``cluster_columns(rows)``                  per-row vectors whose cluster sums are the aggregate
+``aggregate_from_sums(sums, partition)``   the aggregated data from those sums
+``evaluate_rows(rows, sol, offset, whole)``  a block's share of E^t, its regimes
+``bound_candidates(agg, solution)``        the dual points to try, from the aggregated data
+``bound_terms(rows, s)``                   a block's sums of the certificate at u (they add:
+                                           ``type(terms).total``)
+``bound_from_terms(terms, ctx, K, U, ...)``  the bound from the summed terms
+=========================================  ==================================================
+
+:func:`on_blocks` turns a model into one whose four data components (``initial_partition``,
+``aggregate``, ``evaluate``, ``lower_bound``) run those hooks on a :class:`~aidopt.engine.blocks.
+Blocks` — in memory (numpy) or on Dask — and hands it to the same :class:`~aidopt.driver.AIDSolver`.
+The solves, the routes and the stopping rules are the driver's; only centroids, weights and
+per-cluster tables cross from the blocks to the driver. The certificate is the model's, summed
+block by block with every rounding allowance (``terms.total``), on all rows.
+
+Kernel models stay in memory: their aggregated problem and certificate need the Gram matrix of
+the data (or of the support vectors with every row), which is not a sum of per-block vectors of
+fixed size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aidopt.certificate import EPS
+from aidopt.contract import AggregatedModel, Evaluation
+from aidopt.engine.blocks import Blocks
+from aidopt.engine.partition import BlockPartition, StateRef
+from aidopt.exceptions import DataError, InvalidParameterError
+
+__all__ = ["CHUNKED_HOOKS", "on_blocks", "runs_on_blocks", "supports_blocks"]
+
+CHUNKED_HOOKS = (
+    "initial_sample_size",
+    "initial_rule",
+    "initial_labels",
+    "cluster_columns",
+    "aggregate_from_sums",
+    "evaluate_rows",
+    "bound_candidates",
+    "bound_terms",
+    "bound_from_terms",
+)
+_SERIAL = itertools.count()
+
+
+def supports_blocks(model: AggregatedModel | type) -> bool:
+    """True when the model declares the chunked data pass (every hook of CHUNKED_HOOKS)."""
+    return all(callable(getattr(model, hook, None)) for hook in CHUNKED_HOOKS)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """n and m of all rows (what a kernel knows of the rows beyond its block)."""
+
+    n: int
+    m: int
+
+
+# ---------------------------------------------------------------------- kernels (one block)
+def _initial_labels(block, offset, model, rule):
+    return (model.initial_labels(block, offset, rule),), None
+
+
+def _evaluate(block, offset, model, solution, whole):
+    ev = model.evaluate_rows(block, solution, offset, whole)
+    return (ev.regime, ev.split_regime), (ev.objective, ev.objective_error, ev.split_regime)
+
+
+def _bound_terms(block, offset, labels, model, duals):
+    return (), [model.bound_terms(block, s[labels]) for s in duals]
+
+
+class _OnBlocks:
+    """Placed before a model class by :func:`on_blocks`: the data components on blocks."""
+
+    _plain: AggregatedModel  # the model itself, what the kernels get (no caches)
+
+    def check_data(self, data: Blocks) -> None:
+        if not isinstance(data, Blocks):
+            raise DataError(f"{type(self).__name__} runs on rows in blocks; got {type(data)}.")
+        super().check_data(data)  # type: ignore[misc]
+
+    def check_weights(self, data: Blocks) -> None:
+        if data.weighted and not self.supports_weights:  # type: ignore[attr-defined]
+            raise DataError(
+                f"The {self.name} model does not take row weights; "  # type: ignore[attr-defined]
+                "fit it on unweighted data."
+            )
+
+    def initial_partition(
+        self, data: Blocks, rate: float, rng: np.random.Generator
+    ) -> BlockPartition:
+        """The model's rule fitted on a random sample, then one pass labelling every block."""
+        plain = self._plain
+        size = plain.initial_sample_size(data)  # type: ignore[attr-defined]
+        sample = data.take(np.sort(rng.choice(data.n, size=size, replace=False)))
+        rule = plain.initial_rule(sample, Shape(data.n, data.m), rate)  # type: ignore[attr-defined]
+        slot = f"initial{next(_SERIAL)}"
+        data.run(_initial_labels, plain, rule, writes=(slot,))
+        return BlockPartition.from_block_labels(data, slot)
+
+    def aggregate(self, data: Blocks, partition: BlockPartition) -> Any:
+        """Cluster sums of the model's columns: one pass."""
+        plain = self._plain
+        sums = partition.cluster_sums(plain.cluster_columns)  # type: ignore[attr-defined]
+        agg = plain.aggregate_from_sums(sums, partition)  # type: ignore[attr-defined]
+        self._aggregates = {partition.slot: agg, **_latest(self, "_aggregates", 1)}
+        return agg
+
+    def evaluate(self, data: Blocks, solution: Any) -> Evaluation:
+        """E^t summed over the blocks (block sums added exactly, the total rounded once); the
+        regimes stay beside the blocks (an evaluation's slots replace the previous one's)."""
+        regime, finer = f"regime{next(_SERIAL)}", f"finer{next(_SERIAL)}"
+        data.drop(*getattr(self, "_evaluation_slots", ()))
+        self._evaluation_slots = (regime, finer)
+        whole = Shape(data.n, data.m)
+        found = data.run(_evaluate, self._plain, solution, whole, writes=(regime, finer))
+        objective = math.fsum(value for value, _, _ in found)
+        error = math.fsum(err for _, err, _ in found) * (1 + 2 * EPS) + EPS * abs(objective)
+        has_finer = any(f is not None for _, _, f in found)
+        if has_finer and any(f is None for _, _, f in found):
+            raise ValueError("evaluate_rows gave a split regime for some blocks only")
+        return Evaluation(
+            objective,
+            StateRef(regime),  # type: ignore[arg-type]
+            StateRef(finer) if has_finer else None,  # type: ignore[arg-type]
+            error,
+        )
+
+    def lower_bound(self, data, solution, evaluation, upper, dual=None):
+        """The model's certificate at each of its candidate dual points, every block's terms
+        summed in one pass over the rows; the best bound."""
+        if dual is not None:
+            raise InvalidParameterError(
+                "a bound at a given dual point needs the rows in memory (aidopt verify)"
+            )
+        part = solution.partition
+        if part is None:
+            return None
+        agg = getattr(self, "_aggregates", {}).get(part.slot)
+        if agg is None:
+            agg = self.aggregate(data, part)
+        plain = self._plain
+        candidates, context = plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+        duals = [s for s, _ in candidates]
+        per_block = data.run(_bound_terms, plain, duals, reads=(part.slot,))
+        bounds = []
+        for j, (_, what) in enumerate(candidates):
+            blocks = [terms[j] for terms in per_block]
+            total = type(blocks[0]).total(blocks)
+            bounds.append(
+                plain.bound_from_terms(  # type: ignore[attr-defined]
+                    total,
+                    context,
+                    part.n_clusters,
+                    upper,
+                    f"{what} spread over the entries, on all data ({data.describe()})",
+                    data.feature_names,
+                )
+            )
+        return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
+
+    def solution_from_dict(self, data, payload, dual=None):
+        raise InvalidParameterError("aidopt verify reads the rows in memory")
+
+
+def _latest(model: Any, name: str, keep: int) -> dict:
+    cache = getattr(model, name, {})
+    return dict(list(cache.items())[-keep:]) if keep else {}
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def runs_on_blocks(model: AggregatedModel) -> bool:
+    """True for a model made by :func:`on_blocks`."""
+    return isinstance(model, _OnBlocks)
+
+
+def on_blocks(model: AggregatedModel) -> AggregatedModel:
+    """The model, with its data components run on a :class:`Blocks` (see the module
+    docstring): an instance of a subclass of the model's class, with the same option values,
+    so that the registry's routes and solvers see the same model."""
+    cls = type(model)
+    if not supports_blocks(cls):
+        raise InvalidParameterError(
+            f"The {model.name} model has no chunked data pass (only the linear models do: "
+            f"it needs {', '.join(CHUNKED_HOOKS)}); run it with the numpy engine."
+        )
+    made = _CLASSES.get(cls)
+    if made is None:
+        made = _CLASSES[cls] = type(f"{cls.__name__}OnBlocks", (_OnBlocks, cls), {})
+    out = object.__new__(made)
+    out.__dict__.update(model.__dict__)
+    out._plain = model
+    return out

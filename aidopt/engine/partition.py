@@ -1,0 +1,208 @@
+"""Clusters whose labels live beside the blocks: :class:`BlockPartition`.
+
+The same clusters and the same declustering as :class:`aidopt.partition.Partition` — a cluster
+is pure when its entries share one regime; an impure C_k becomes its non-empty parts
+{i ∈ C_k : finer_i = g} (``finer`` = ``regime`` when the model gives none), numbered as
+``Partition.split`` numbers them: pure clusters first, in order, then the parts by (parent,
+finer value) — but the label vector is never gathered: each block keeps its labels in a state
+slot, and only per-cluster tables (K rows) cross between blocks and the driver:
+
+1. a pass over the states gives, per block, the (cluster, regime) pairs present → impure
+   clusters, and the regime of each pure one;
+2. a second gives the (cluster, finer) pairs of the impure clusters' rows, with their counts
+   and regimes → the children, their sizes and regimes;
+3. a third relabels every block from those tables (searchsorted on the sorted children).
+
+None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from aidopt.engine.blocks import Blocks
+
+__all__ = ["BlockPartition", "StateRef"]
+
+_SERIAL = itertools.count()
+
+
+@dataclass(frozen=True)
+class StateRef:
+    """Per-row values kept beside the blocks under ``slot`` (what :class:`Evaluation` holds
+    for the regimes of a chunked evaluation)."""
+
+    slot: str
+
+
+def _pairs(labels: NDArray[np.int64], values: NDArray[np.int64], span: int) -> NDArray:
+    return np.unique(labels.astype(np.int64) * span + values)
+
+
+def _regime_pairs(_block, _offset, labels, regime, finer):
+    """(cluster·2⁴⁰ + regime) pairs present, and the largest finer value."""
+    top = int(finer.max(initial=0)) if finer is not None else int(regime.max(initial=0))
+    return (), (_pairs(labels, regime, 1 << 40), top)
+
+
+def _child_pairs(_block, _offset, labels, regime, finer, impure, span, use_finer):
+    """The (cluster, finer) keys of the rows of impure clusters, their counts and regimes (a
+    key whose rows mix regimes is an error: ``finer`` must refine ``regime``)."""
+    rows = impure[labels]
+    reg = regime[rows]
+    full = labels[rows] * span + (finer if use_finer else regime)[rows]
+    order = np.argsort(full, kind="stable")
+    full, reg = full[order], reg[order]
+    same = full[1:] == full[:-1]
+    if np.any(reg[1:][same] != reg[:-1][same]):
+        raise ValueError("finer does not refine regime: a part of an impure cluster mixes regimes")
+    keys, first, counts = np.unique(full, return_index=True, return_counts=True)
+    return (), (keys, counts, reg[first])
+
+
+def _relabel(
+    _block, _offset, labels, regime, finer, impure, whole_rank, keys, key_rank, span, use_finer
+):
+    out = whole_rank[labels]
+    rows = impure[labels]
+    full = labels[rows] * span + (finer if use_finer else regime)[rows]
+    out[rows] = key_rank[np.searchsorted(keys, full)]
+    return (out,), None
+
+
+def _compact(_block, _offset, labels, present):
+    return (np.searchsorted(present, labels).astype(np.int64),), None
+
+
+def _present(_block, _offset, labels):
+    values, counts = np.unique(labels, return_counts=True)
+    return (), (values, counts)
+
+
+def _cluster_sums(block, _offset, labels, columns):
+    """Σ per cluster present in the block, by a sparse indicator product (as Partition)."""
+    values = columns(block)
+    present, inverse = np.unique(labels, return_inverse=True)
+    rows = labels.size
+    indicator = sp.csr_matrix(
+        (np.ones(rows), (inverse.ravel(), np.arange(rows))), shape=(present.size, rows)
+    )
+    return (), (present, np.asarray(indicator @ values))
+
+
+@dataclass(eq=False)
+class BlockPartition:
+    """Clusters C^t with their labels in the state slot ``slot`` of ``blocks``."""
+
+    blocks: Blocks
+    slot: str
+    sizes: NDArray[np.int64]
+    parent: NDArray[np.int64] | None = None
+    cluster_regime: NDArray[np.int64] | None = None
+    _older: list[str] = field(default_factory=list, repr=False)
+
+    @classmethod
+    def from_block_labels(cls, blocks: Blocks, slot: str) -> BlockPartition:
+        """Renumber arbitrary non-negative labels in ``slot`` to 0..K−1 (sorted order)."""
+        found = blocks.run(_present, reads=(slot,), data=False)
+        present = np.unique(np.concatenate([values for values, _ in found]))
+        sizes = np.zeros(present.size, dtype=np.int64)
+        for values, counts in found:
+            sizes[np.searchsorted(present, values)] += counts
+        new = f"labels{next(_SERIAL)}"
+        blocks.run(_compact, present, reads=(slot,), writes=(new,), data=False)
+        blocks.drop(slot)
+        return cls(blocks, new, sizes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (with a solution sent to the workers) without its blocks and their engine."""
+        return {**self.__dict__, "blocks": None}
+
+    @property
+    def n(self) -> int:
+        return self.blocks.n
+
+    @property
+    def n_clusters(self) -> int:
+        return int(self.sizes.size)
+
+    @property
+    def rate(self) -> float:
+        return self.n_clusters / self.n
+
+    def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
+        """Σ_{i∈C_k} columns(block)_i per cluster (K × q): one data pass."""
+        total = None
+        for present, sums in self.blocks.run(_cluster_sums, columns, reads=(self.slot,)):
+            if total is None:
+                total = np.zeros((self.n_clusters, sums.shape[1]))
+            total[present] += sums  # a cluster appears once per block
+        assert total is not None
+        return total
+
+    def split(self, regime: StateRef, finer: StateRef | None = None) -> tuple[BlockPartition, int]:
+        """As :meth:`aidopt.partition.Partition.split`, on the regimes kept beside the blocks."""
+        reads = (self.slot, regime.slot, finer.slot if finer is not None else regime.slot)
+        found = self.blocks.run(_regime_pairs, reads=reads, data=False)
+        pairs = np.unique(np.concatenate([p for p, _ in found]))
+        cluster = pairs >> 40
+        n_regimes = np.bincount(cluster, minlength=self.n_clusters)
+        impure = n_regimes > 1
+        n_impure = int(impure.sum())
+        if n_impure == 0:
+            return self, 0
+        span = max(top for _, top in found) + 1
+        use_finer = finer is not None
+        parts = self.blocks.run(_child_pairs, impure, span, use_finer, reads=reads, data=False)
+        keys = np.concatenate([k for k, _, _ in parts])
+        counts = np.concatenate([c for _, c, _ in parts])
+        regimes = np.concatenate([r for _, _, r in parts])
+        keys, inverse = np.unique(keys, return_inverse=True)
+        child_sizes = np.bincount(inverse, weights=counts, minlength=keys.size).astype(np.int64)
+        child_regime = np.zeros(keys.size, dtype=np.int64)
+        child_regime[inverse] = regimes
+        whole = np.flatnonzero(~impure)
+        whole_regime = (pairs & ((1 << 40) - 1))[np.isin(cluster, whole)]
+        child_parent = np.concatenate([whole, keys // span])
+        child_fine = np.concatenate([np.full(whole.size, -1), keys % span])
+        order = np.lexsort((child_fine, child_parent))
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size)
+        whole_rank = np.full(self.n_clusters, -1, dtype=np.int64)
+        whole_rank[whole] = rank[: whole.size]
+        key_rank = rank[whole.size :]
+        new = f"labels{next(_SERIAL)}"
+        self.blocks.run(
+            _relabel,
+            impure,
+            whole_rank,
+            keys,
+            key_rank,
+            span,
+            use_finer,
+            reads=reads,
+            writes=(new,),
+            data=False,
+        )
+        sizes = np.concatenate([self.sizes[whole], child_sizes])[order]
+        regime_of = np.concatenate([whole_regime, child_regime])[order]
+        child = BlockPartition(
+            self.blocks,
+            new,
+            sizes,
+            parent=child_parent[order].astype(np.int64),
+            cluster_regime=regime_of,
+            _older=[*self._older, self.slot],
+        )
+        return child, n_impure
+
+    def forget_history(self) -> None:
+        """Free the label slots of earlier partitions."""
+        self.blocks.drop(*self._older)
+        self._older.clear()
