@@ -88,7 +88,7 @@ def _read(folder: str) -> tuple[Any, float]:
 
 
 def run_method(
-    method: str, folder: str, row_group: int, time_limit: float, workers: int
+    method: str, folder: str, row_group: int, time_limit: float, workers: int, tol: float
 ) -> dict[str, Any]:
     """One method on one instance (called in a fresh process)."""
     from aidopt.driver import AIDSolver
@@ -104,7 +104,7 @@ def run_method(
         with local_client(workers=workers) as client:
             blocks = DaskBlocks.from_parquet(client, folder, RegressionData, "y")
             out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
-            result = AIDSolver(model, time_limit=time_limit).solve(blocks)
+            result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
             client.cluster.close()
         return out | _result(result)
@@ -124,9 +124,9 @@ def run_method(
         from aidopt.engine.blocks import MemoryBlocks
 
         blocks = MemoryBlocks(data, row_group)
-        result = AIDSolver(model, time_limit=time_limit).solve(blocks)
+        result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
         return out | _result(result) | _passes(blocks)
-    result = AIDSolver(model, time_limit=time_limit).solve(data)
+    result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(data)
     passes = ("initial_partition", "aggregate", "evaluate", "lower_bound")
     return out | _result(result) | {"pass_seconds": sum(result.timing.get(p, 0.0) for p in passes)}
 
@@ -189,10 +189,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--row-group", type=int, default=250_000, help="rows per row group")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers")
     parser.add_argument("--time-limit", type=float, default=900.0, help="seconds per run")
+    parser.add_argument("--tol", type=float, default=1e-8, help="AID's target relative gap")
     parser.add_argument(
         "--in-memory-limit",
         type=float,
-        default=2e9,
+        default=5e8,
         help="largest n·m run by the in-memory methods (numpy, numpy-blocks, xb, R)",
     )
     parser.add_argument("--out", type=Path, default=Path("bench-out"), help="output folder")
@@ -216,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             res = run_isolated(
                 "aidopt.bench.scale:run_method",
                 {"method": method, "folder": str(folder), "row_group": args.row_group}
-                | {"time_limit": args.time_limit, "workers": args.workers},
+                | {"time_limit": args.time_limit, "workers": args.workers, "tol": args.tol},
                 timeout=args.time_limit + 600,
             )
             print(f" {res.get('status')} {res.get('wall_seconds', 0):.1f} s", file=sys.stderr)

@@ -40,7 +40,7 @@ import numpy as np
 from aidopt.certificate import EPS
 from aidopt.contract import AggregatedModel, Evaluation
 from aidopt.engine.blocks import Blocks
-from aidopt.engine.partition import BlockPartition, StateRef
+from aidopt.engine.partition import BlockPartition, StateRef, small_ints
 from aidopt.exceptions import DataError, InvalidParameterError
 
 __all__ = ["CHUNKED_HOOKS", "on_blocks", "runs_on_blocks", "supports_blocks"]
@@ -77,9 +77,17 @@ def _initial_labels(block, offset, model, rule):
     return (model.initial_labels(block, offset, rule),), None
 
 
-def _evaluate(block, offset, model, solution, whole):
+def _evaluate(block, offset, labels, model, solution, whole, duals):
+    """A block's evaluation, and the certificate's terms at each dual (the same pass)."""
     ev = model.evaluate_rows(block, solution, offset, whole)
-    return (ev.regime, ev.split_regime), (ev.objective, ev.objective_error, ev.split_regime)
+    terms = [model.bound_terms(block, s[labels]) for s in duals]
+    finer = None if ev.split_regime is None else small_ints(ev.split_regime)
+    has_finer = finer is not None
+    return (small_ints(ev.regime), finer), (ev.objective, ev.objective_error, has_finer, terms)
+
+
+def _evaluate_only(block, offset, model, solution, whole, duals):
+    return _evaluate(block, offset, None, model, solution, whole, [])
 
 
 def _bound_terms(block, offset, labels, model, duals):
@@ -125,16 +133,29 @@ class _OnBlocks:
 
     def evaluate(self, data: Blocks, solution: Any) -> Evaluation:
         """E^t summed over the blocks (block sums added exactly, the total rounded once); the
-        regimes stay beside the blocks (an evaluation's slots replace the previous one's)."""
+        regimes stay beside the blocks (an evaluation's slots replace the previous one's).
+        The same pass sums the certificate's terms at the model's candidate duals, which the
+        aggregated data and the solution fix already: :meth:`lower_bound` needs no pass."""
         regime, finer = f"regime{next(_SERIAL)}", f"finer{next(_SERIAL)}"
         data.drop(*getattr(self, "_evaluation_slots", ()))
         self._evaluation_slots = (regime, finer)
         whole = Shape(data.n, data.m)
-        found = data.run(_evaluate, self._plain, solution, whole, writes=(regime, finer))
-        objective = math.fsum(value for value, _, _ in found)
-        error = math.fsum(err for _, err, _ in found) * (1 + 2 * EPS) + EPS * abs(objective)
-        has_finer = any(f is not None for _, _, f in found)
-        if has_finer and any(f is None for _, _, f in found):
+        part = solution.partition
+        agg = getattr(self, "_aggregates", {}).get(getattr(part, "slot", None))
+        candidates, context = ([], None)
+        if agg is not None:
+            candidates, context = self._plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+        duals = [s for s, _ in candidates]
+        reads = (part.slot,) if agg is not None else ()
+        kernel = _evaluate if agg is not None else _evaluate_only
+        found = data.run(
+            kernel, self._plain, solution, whole, duals, reads=reads, writes=(regime, finer)
+        )
+        self._fused = (solution, candidates, context, [terms for *_, terms in found])
+        objective = math.fsum(value for value, *_ in found)
+        error = math.fsum(err for _, err, *_ in found) * (1 + 2 * EPS) + EPS * abs(objective)
+        has_finer = any(f for _, _, f, _ in found)
+        if has_finer and not all(f for _, _, f, _ in found):
             raise ValueError("evaluate_rows gave a split regime for some blocks only")
         return Evaluation(
             objective,
@@ -153,13 +174,17 @@ class _OnBlocks:
         part = solution.partition
         if part is None:
             return None
-        agg = getattr(self, "_aggregates", {}).get(part.slot)
-        if agg is None:
-            agg = self.aggregate(data, part)
         plain = self._plain
-        candidates, context = plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
-        duals = [s for s, _ in candidates]
-        per_block = data.run(_bound_terms, plain, duals, reads=(part.slot,))
+        fused = getattr(self, "_fused", None)
+        if fused is not None and fused[0] is solution and fused[1]:
+            _, candidates, context, per_block = fused
+        else:
+            agg = getattr(self, "_aggregates", {}).get(part.slot)
+            if agg is None:
+                agg = self.aggregate(data, part)
+            candidates, context = plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+            duals = [s for s, _ in candidates]
+            per_block = data.run(_bound_terms, plain, duals, reads=(part.slot,))
         bounds = []
         for j, (_, what) in enumerate(candidates):
             blocks = [terms[j] for terms in per_block]

@@ -29,6 +29,17 @@ from aidopt.exceptions import AidoptError, DataError
 __all__ = ["DaskBlocks", "ParquetRowGroup", "local_client"]
 
 
+#: set in the workers before they start: large buffers from the heap, kept when freed, and
+#: Arrow on the system allocator — each pass allocates the same block-sized buffers again, and
+#: fresh pages cost more than the pass (a read-and-X@b pass over 10^7 × 20 in 40 row groups on
+#: 2 workers: 6.2–7.2 s with Dask's defaults, 2.3–3.2 s with these)
+WORKER_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": 1 << 32,
+    "MALLOC_TRIM_THRESHOLD_": 1 << 32,
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+}
+
+
 def local_client(
     scheduler: str | None = None, *, processes: bool = True, workers: int | None = None
 ):
@@ -47,7 +58,10 @@ def local_client(
             return Client(scheduler, timeout="10s")
         except OSError as exc:
             raise DataError(f"No Dask scheduler answers at {scheduler}: {exc}") from None
+    import dask
+
     n = workers or max(1, os.cpu_count() or 1)
+    dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENV.items()})
     cluster = LocalCluster(
         n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0"
     )

@@ -31,6 +31,7 @@ from aidopt.engine.blocks import Blocks
 __all__ = ["BlockPartition", "StateRef"]
 
 _SERIAL = itertools.count()
+_REGIMES = 1 << 8  #: regimes per cluster in the (cluster, regime) keys of a split
 
 
 @dataclass(frozen=True)
@@ -41,14 +42,26 @@ class StateRef:
     slot: str
 
 
-def _pairs(labels: NDArray[np.int64], values: NDArray[np.int64], span: int) -> NDArray:
+def small_ints(values: NDArray) -> NDArray:
+    """Non-negative integers in the narrowest of int8, int32, int64 that holds them (the
+    states kept beside the rows: 1–4 bytes per row instead of 8)."""
+    top = int(values.max(initial=0))
+    for kind in (np.int8, np.int32):
+        if top <= np.iinfo(kind).max:
+            return values.astype(kind, copy=False)
+    return values.astype(np.int64, copy=False)
+
+
+def _pairs(labels: NDArray, values: NDArray, span: int) -> NDArray:
     return np.unique(labels.astype(np.int64) * span + values)
 
 
 def _regime_pairs(_block, _offset, labels, regime, finer):
-    """(cluster·2⁴⁰ + regime) pairs present, and the largest finer value."""
+    """(cluster·2⁸ + regime) pairs present, and the largest finer value."""
+    if regime.size and (regime.min() < 0 or regime.max() >= _REGIMES):
+        raise ValueError(f"regimes must be integers in [0, {_REGIMES}) for rows in blocks")
     top = int(finer.max(initial=0)) if finer is not None else int(regime.max(initial=0))
-    return (), (_pairs(labels, regime, 1 << 40), top)
+    return (), (_pairs(labels, regime, _REGIMES), top)
 
 
 def _child_pairs(_block, _offset, labels, regime, finer, impure, span, use_finer):
@@ -56,7 +69,7 @@ def _child_pairs(_block, _offset, labels, regime, finer, impure, span, use_finer
     key whose rows mix regimes is an error: ``finer`` must refine ``regime``)."""
     rows = impure[labels]
     reg = regime[rows]
-    full = labels[rows] * span + (finer if use_finer else regime)[rows]
+    full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
     order = np.argsort(full, kind="stable")
     full, reg = full[order], reg[order]
     same = full[1:] == full[:-1]
@@ -71,13 +84,13 @@ def _relabel(
 ):
     out = whole_rank[labels]
     rows = impure[labels]
-    full = labels[rows] * span + (finer if use_finer else regime)[rows]
+    full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
     out[rows] = key_rank[np.searchsorted(keys, full)]
-    return (out,), None
+    return (small_ints(out),), None
 
 
 def _compact(_block, _offset, labels, present):
-    return (np.searchsorted(present, labels).astype(np.int64),), None
+    return (small_ints(np.searchsorted(present, labels)),), None
 
 
 def _present(_block, _offset, labels):
@@ -151,7 +164,7 @@ class BlockPartition:
         reads = (self.slot, regime.slot, finer.slot if finer is not None else regime.slot)
         found = self.blocks.run(_regime_pairs, reads=reads, data=False)
         pairs = np.unique(np.concatenate([p for p, _ in found]))
-        cluster = pairs >> 40
+        cluster = pairs // _REGIMES
         n_regimes = np.bincount(cluster, minlength=self.n_clusters)
         impure = n_regimes > 1
         n_impure = int(impure.sum())
@@ -168,7 +181,7 @@ class BlockPartition:
         child_regime = np.zeros(keys.size, dtype=np.int64)
         child_regime[inverse] = regimes
         whole = np.flatnonzero(~impure)
-        whole_regime = (pairs & ((1 << 40) - 1))[np.isin(cluster, whole)]
+        whole_regime = (pairs % _REGIMES)[np.isin(cluster, whole)]
         child_parent = np.concatenate([whole, keys // span])
         child_fine = np.concatenate([np.full(whole.size, -1), keys % span])
         order = np.lexsort((child_fine, child_parent))
