@@ -18,7 +18,8 @@ process (peak RSS of that process and its children, a hard time limit):
 
 ``scale_runs.csv``: per (n, method) the status, objective E and Δ against the first exact
 method that finished, seconds split into read / passes / solves, passes per run, GB/s per pass
-(n·(m+1)·8 bytes per pass) and its ratio to ``xb``'s, peak MB; ``scale_summary.md`` the same
+(n·(m+1)·8 bytes per pass) and its ratio to ``xb``'s, peak MB (of the run's process, and the
+sum of the Dask workers' peaks); ``scale_summary.md`` the same
 as a table; ``scale_seconds.png`` seconds against n per method.
 """
 
@@ -105,6 +106,7 @@ def run_method(
             blocks = DaskBlocks.from_parquet(client, folder, RegressionData, "y")
             out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
             result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
+            out["workers_peak_mb"] = sum(client.run(_peak_mb).values())
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
             client.cluster.close()
         return out | _result(result)
@@ -129,6 +131,13 @@ def run_method(
     result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(data)
     passes = ("initial_partition", "aggregate", "evaluate", "lower_bound")
     return out | _result(result) | {"pass_seconds": sum(result.timing.get(p, 0.0) for p in passes)}
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory (run in each Dask worker)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _result(result: Any) -> dict[str, Any]:
@@ -233,7 +242,14 @@ def run(args: argparse.Namespace) -> int:
 def _with_ratios(frame: Any, m: int) -> Any:
     """Δ against the first exact method per n, GB/s per pass and its ratio to X @ b."""
     frame = frame.copy()
-    for column in ("objective", "pass_seconds", "passes", "xb_seconds", "xb_read_seconds"):
+    for column in (
+        "objective",
+        "pass_seconds",
+        "passes",
+        "xb_seconds",
+        "xb_read_seconds",
+        "workers_peak_mb",
+    ):
         if column not in frame:
             frame[column] = np.nan
     frame["delta"] = np.nan
@@ -270,6 +286,7 @@ def _markdown(frame: Any) -> str:
         ("gbps_pass", "{:.2f}"),
         ("pass_vs_xb", "{:.2f}"),
         ("peak_mb", "{:.0f}"),
+        ("workers_peak_mb", "{:.0f}"),
         ("delta", "{:.1e}"),
     ]
     head = "| " + " | ".join(c for c, _ in cols) + " |"

@@ -79,9 +79,19 @@ class Blocks(ABC):
     def _run(self, kernel, args, reads, writes, data) -> list[Any]:
         """:meth:`run` on this engine."""
 
-    @abstractmethod
     def take(self, rows: NDArray[np.int64]) -> Any:
-        """The entries ``rows`` (sorted global indices) as one in-memory data object."""
+        """The entries ``rows`` (sorted global indices) as one in-memory data object (a pass
+        over the blocks that hold them)."""
+        start = time.perf_counter()
+        try:
+            return self._take(rows)
+        finally:
+            self.passes += 1
+            self.pass_seconds += time.perf_counter() - start
+
+    @abstractmethod
+    def _take(self, rows: NDArray[np.int64]) -> Any:
+        """:meth:`take` on this engine."""
 
     @abstractmethod
     def drop(self, *slots: str) -> None:
@@ -136,7 +146,7 @@ class MemoryBlocks(Blocks):
         self._state.update(new)
         return results
 
-    def take(self, rows):
+    def _take(self, rows):
         return block_of_rows_indexed(self._data, rows)
 
     def drop(self, *slots):

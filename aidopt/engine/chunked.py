@@ -128,7 +128,7 @@ class _OnBlocks:
         plain = self._plain
         sums = partition.cluster_sums(plain.cluster_columns)  # type: ignore[attr-defined]
         agg = plain.aggregate_from_sums(sums, partition)  # type: ignore[attr-defined]
-        self._aggregates = {partition.slot: agg, **_latest(self, "_aggregates", 1)}
+        self._aggregates = {partition.slot: agg}  # what evaluate and lower_bound reuse
         return agg
 
     def evaluate(self, data: Blocks, solution: Any) -> Evaluation:
@@ -203,11 +203,6 @@ class _OnBlocks:
 
     def solution_from_dict(self, data, payload, dual=None):
         raise InvalidParameterError("aidopt verify reads the rows in memory")
-
-
-def _latest(model: Any, name: str, keep: int) -> dict:
-    cache = getattr(model, name, {})
-    return dict(list(cache.items())[-keep:]) if keep else {}
 
 
 _CLASSES: dict[type, type] = {}

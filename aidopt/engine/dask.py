@@ -7,10 +7,11 @@ persisted unless asked (``persist=True``): every pass re-reads them, so the work
 the labels and regimes (8 + 8 + 8 bytes per row) but never the data — what lets n × m exceed
 the machine's memory.
 
-Fault tolerance is Dask's: every block and every state is a task with its inputs, so when a
-worker is lost mid-pass the scheduler recomputes what it held from the lineage (reading the
-parts again) and the pass — and the run's answer — is unchanged. A part that cannot be read is a
-:class:`~aidopt.exceptions.DataError` naming the file.
+Fault tolerance is Dask's: every Parquet block and every state is a task with its inputs, so
+when a worker is lost mid-pass the scheduler recomputes what it held from the lineage (reading
+the parts again) and the pass — and the run's answer — is unchanged. (Blocks of in-memory data,
+:meth:`DaskBlocks.from_data`, are scattered, and Dask cannot recompute scattered data.) A part
+that cannot be read is a :class:`~aidopt.exceptions.DataError` naming the file.
 """
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ class DaskBlocks(Blocks):
         results = client.gather(client.map(operator.itemgetter(1), outs, pure=False))
         return results
 
-    def take(self, rows):
+    def _take(self, rows):
         at = np.searchsorted(self.offsets, rows, side="right") - 1
         parts = []
         for b in np.unique(at):
