@@ -104,6 +104,32 @@ def test_split_is_the_in_memory_split():
         np.testing.assert_array_equal(child.cluster_regime, expected.cluster_regime)
 
 
+class _SlowLAD(LADModel):
+    """LAD whose evaluation takes 50 ms per block."""
+
+    def evaluate_rows(self, rows, solution, offset, whole):
+        import time
+
+        time.sleep(0.05)
+        return super().evaluate_rows(rows, solution, offset, whole)
+
+
+def _time_limit_holds_within_a_pass(blocks):
+    import time
+
+    from aidopt.exceptions import TimeLimitError
+
+    start = time.perf_counter()
+    with pytest.raises(TimeLimitError, match="during a data pass"):
+        AIDSolver(_SlowLAD(init="bins"), time_limit=0.5).solve(blocks)
+    return time.perf_counter() - start
+
+
+def test_the_time_limit_holds_within_a_pass_in_memory():
+    # 40 blocks of 50 ms: the first evaluation alone would take 2 s
+    assert _time_limit_holds_within_a_pass(MemoryBlocks(_instance(n=400), 10)) < 1.5
+
+
 def test_settings_that_need_all_rows_are_refused():
     data = MemoryBlocks(_instance(), 50)
     for model in (LADModel(init="kmeans"), LADModel(split="minority")):
@@ -145,6 +171,13 @@ def test_dask_engine_gives_the_certified_optimum(client, name):
     assert on_dask.objective == on_numpy.objective
     np.testing.assert_array_equal(on_dask.solution.coef, on_numpy.solution.coef)
     assert "dask engine" in on_dask.certificate.source
+
+
+def test_the_time_limit_holds_within_a_pass_on_dask(client):
+    from aidopt.engine.dask import DaskBlocks
+
+    blocks = DaskBlocks.from_data(client, _instance(n=400), 10)
+    assert _time_limit_holds_within_a_pass(blocks) < 1.5
 
 
 def _frame(data: RegressionData) -> pd.DataFrame:

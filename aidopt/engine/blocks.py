@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.deadline import check
+
 __all__ = ["Blocks", "Kernel", "MemoryBlocks"]
 
 #: kernel(block | None, offset, *states, *args) -> (tuple of new states, result)
@@ -138,6 +140,7 @@ class MemoryBlocks(Blocks):
         results = []
         new: dict[str, list[Any]] = {name: [] for name in writes}
         for b, block in enumerate(self._blocks):
+            check("a data pass")  # the run's time limit holds within a block
             states = [self._state[name][b] for name in reads]
             out, result = kernel(block if data else None, int(self.offsets[b]), *states, *args)
             for name, value in zip(writes, out, strict=True):

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from aidopt.deadline import TimeLimitReached, check, remaining
 from aidopt.engine.blocks import Blocks, block_of_rows, block_of_rows_indexed, concatenate_rows
 from aidopt.exceptions import AidoptError, DataError
 
@@ -113,6 +114,22 @@ def _apply(kernel, source, offset, args, *states):
 
 def _state(out, j):
     return out[0][j]
+
+
+def _wait_within_deadline(futures: list[Any], client: Any) -> None:
+    """Wait for a pass until the run's deadline: past it, the pass is cancelled and
+    :class:`~aidopt.deadline.TimeLimitReached` raised (the run's time limit holds within a
+    pass, not only between them)."""
+    from dask.distributed import wait
+
+    check("a data pass on Dask")
+    left = remaining()
+    try:
+        wait(futures, timeout=left)
+    except TimeoutError:
+        client.cancel(futures)
+        check("a data pass on Dask")
+        raise TimeLimitReached("time limit reached during a data pass on Dask") from None
 
 
 def _identity(value):
@@ -236,8 +253,9 @@ class DaskBlocks(Blocks):
             )
         for j, name in enumerate(writes):
             self._state[name] = [client.submit(_state, out, j, pure=False) for out in outs]
-        results = client.gather(client.map(operator.itemgetter(1), outs, pure=False))
-        return results
+        results = client.map(operator.itemgetter(1), outs, pure=False)
+        _wait_within_deadline(results, client)
+        return client.gather(results)
 
     def _take(self, rows):
         at = np.searchsorted(self.offsets, rows, side="right") - 1
@@ -249,6 +267,7 @@ class DaskBlocks(Blocks):
                     _apply, _take, self._sources[b], int(self.offsets[b]), (picked,), pure=False
                 )
             )
+        _wait_within_deadline(parts, self.client)
         blocks = [result for _, result in self.client.gather(parts)]
         return concatenate_rows(blocks)
 

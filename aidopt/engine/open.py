@@ -58,6 +58,9 @@ def open_blocks(
             data = model.data_from_frame(read_table(path), target)
             yield DaskBlocks.from_data(client, data, chunk_rows or 1 << 20)
     finally:
+        import logging
+
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)  # closing comms is not news
         cluster = client.cluster
         client.close()
         if cluster is not None and scheduler is None:
