@@ -19,11 +19,28 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Partition", "nested_labels"]
+__all__ = ["ClusterCounts", "Partition", "nested_labels"]
+
+
+class ClusterCounts:
+    """K and the aggregation rate of clusters with sizes |C_k| over n entries."""
+
+    sizes: NDArray[np.int64]
+    n: int
+
+    @property
+    def n_clusters(self) -> int:
+        """K = |K^t|."""
+        return int(self.sizes.size)
+
+    @property
+    def rate(self) -> float:
+        """Aggregation rate r^t = |K^t| / n."""
+        return self.n_clusters / self.n
 
 
 @dataclass(eq=False)
-class Partition:
+class Partition(ClusterCounts):
     """Clusters of iteration t (treat ``labels``, ``sizes``, ``parent`` and ``cluster_regime``
     as read-only; the private fields are caches: the sums computed so far, and the previous
     partition whose sums a split partition updates).
@@ -69,16 +86,6 @@ class Partition:
     def n(self) -> int:
         """Number of entries."""
         return int(self.labels.size)
-
-    @property
-    def n_clusters(self) -> int:
-        """K = |K^t|."""
-        return int(self.sizes.size)
-
-    @property
-    def rate(self) -> float:
-        """Aggregation rate r^t = |K^t| / n."""
-        return self.n_clusters / self.n
 
     def indicator(self) -> sp.csr_matrix:
         """The K×n 0/1 matrix S with S[k, i] = 1 iff i ∈ C_k."""

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 pytest.importorskip("cplex")
 
-from test_outer_approximation import enumerate_integers, random_miqp
+from test_outer_approximation import assert_brute_force_optimum, random_miqp
 
 from aidopt.exceptions import SolverError, SolverLicenseError
 from aidopt.program import MatrixProgram
@@ -64,12 +64,7 @@ def test_lp_and_qp_match_highs_with_their_duals(seed, quadratic):
 def test_miqp_matches_brute_force(seed):
     program = random_miqp(seed, dense=bool(seed % 2))
     found = CplexAdapter().solve_program(program, options=CplexAdapter().accurate_options(1e-9))
-    assert found.status is SolveStatus.OPTIMAL
-    best = enumerate_integers(program)
-    assert found.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
-    assert found.bound <= found.objective + 1e-9
-    integer = np.flatnonzero(program.integer)
-    np.testing.assert_array_equal(found.x[integer], np.round(found.x[integer]))
+    assert_brute_force_optimum(found, program)
 
 
 def test_community_edition_limit_is_a_named_licence_error():

@@ -75,6 +75,16 @@ def enumerate_integers(program):
     return best
 
 
+def assert_brute_force_optimum(found, program):
+    """An exact MIQP solver's answer: optimal, the enumerated optimum, a bound below it, and
+    integral integers."""
+    assert found.status is SolveStatus.OPTIMAL
+    assert found.objective == pytest.approx(enumerate_integers(program), rel=1e-7, abs=1e-9)
+    assert found.bound <= found.objective + 1e-9
+    integer = np.flatnonzero(program.integer)
+    np.testing.assert_array_equal(found.x[integer], np.round(found.x[integer]))
+
+
 @pytest.mark.parametrize(("seed", "dense"), [(0, False), (1, True), (2, True)])
 def test_oa_reaches_the_enumerated_optimum(seed, dense):
     program = random_miqp(seed, dense)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 pytest.importorskip("pyscipopt")
 
-from test_outer_approximation import enumerate_integers, random_miqp
+from test_outer_approximation import assert_brute_force_optimum, enumerate_integers, random_miqp
 
 from aidopt.exceptions import SolverCapabilityError, SolverError
 from aidopt.program import MatrixProgram
@@ -26,12 +26,7 @@ ACCURATE = ScipAdapter().accurate_options(1e-9)
 def test_miqp_matches_brute_force(seed):
     program = random_miqp(seed, dense=bool(seed % 2))
     found = ScipAdapter().solve_program(program, options=ACCURATE)
-    assert found.status is SolveStatus.OPTIMAL
-    best = enumerate_integers(program)
-    assert found.objective == pytest.approx(best, rel=1e-7, abs=1e-9)
-    assert found.bound <= found.objective + 1e-9
-    integer = np.flatnonzero(program.integer)
-    np.testing.assert_array_equal(found.x[integer], np.round(found.x[integer]))
+    assert_brute_force_optimum(found, program)
 
 
 @pytest.mark.parametrize("scale", [1e-6, 1.0, 1e6])

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.bench.common import parse_choice_list, run_isolated
+from aidopt.bench.common import frame_markdown, parse_choice_list, run_isolated
 
 __all__ = ["METHODS", "add_arguments", "run", "run_method", "write_instance"]
 
@@ -289,15 +289,18 @@ def _markdown(frame: Any) -> str:
         ("workers_peak_mb", "{:.0f}"),
         ("delta", "{:.1e}"),
     ]
-    head = "| " + " | ".join(c for c, _ in cols) + " |"
-    lines = [head, "|" + "---|" * len(cols)]
-    for _, row in frame.iterrows():
-        cells = []
-        for c, fmt in cols:
-            value = row.get(c)
-            cells.append("" if value is None or value != value else fmt.format(value))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    import pandas as pd
+
+    shown = pd.DataFrame(
+        {
+            c: [
+                None if v is None or v != v else fmt.format(v)
+                for v in frame.get(c, [None] * len(frame))
+            ]
+            for c, fmt in cols
+        }
+    )
+    return frame_markdown(shown) + "\n"
 
 
 def _plot(frame: Any, path: Path) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import glob
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,7 +25,16 @@ from aidopt.exceptions import DataError
 if TYPE_CHECKING:
     from aidopt.data.io import Table
 
-__all__ = ["PARQUET_SUFFIXES", "is_parquet_source", "parquet_parts", "read_parquet"]
+__all__ = [
+    "PARQUET_SUFFIXES",
+    "arrow_table",
+    "check_columns",
+    "is_parquet_source",
+    "open_part",
+    "parquet_parts",
+    "read_parquet",
+    "read_part",
+]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _GLOB_CHARACTERS = frozenset("*?[")
@@ -76,33 +85,68 @@ def _pyarrow():
     return pa, pq
 
 
+def read_part(part: str | Path, group: int | None = None) -> Any:
+    """Part ``part`` (row group ``group`` only, when given) as an Arrow table; a part that
+    vanished or is not readable Parquet is a DataError naming it."""
+    pa, _ = _pyarrow()
+    try:
+        file = open_part(part)
+        return file.read() if group is None else file.read_row_group(group)
+    except FileNotFoundError:
+        raise DataError(f"Parquet part {part} vanished while it was being read.") from None
+    except (pa.ArrowException, OSError) as exc:
+        where = "" if group is None else f" (row group {group})"
+        raise DataError(
+            f"Parquet part {part}{where} is not a readable Parquet file: {exc}"
+        ) from None
+
+
+def open_part(part: str | Path) -> Any:
+    """The ``pyarrow.parquet.ParquetFile`` of a part (its metadata read), with named errors."""
+    pa, pq = _pyarrow()
+    try:
+        return pq.ParquetFile(part)
+    except FileNotFoundError:
+        raise DataError(f"Parquet part {part} vanished while it was being read.") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"Parquet part {part} is not a readable Parquet file: {exc}") from None
+
+
+def check_columns(part: Path, names: list[str], first: Path, first_names: list[str]) -> None:
+    """Every part has the first part's columns, in order."""
+    if names != first_names:
+        raise DataError(
+            f"Parquet part {part} has the columns {names}, but {first} has {first_names}: "
+            "every part must have the same columns."
+        )
+
+
 def read_parquet(path: str | Path) -> Table:
     """The rows of every part of ``path`` (see :func:`parquet_parts`), in part order."""
-    from aidopt.data.io import NumericTable
-
-    pa, pq = _pyarrow()
+    pa, _ = _pyarrow()
     parts = parquet_parts(path)
     tables = []
     for part in parts:
-        try:
-            table = pq.read_table(part)
-        except FileNotFoundError:
-            raise DataError(f"Parquet part {part} vanished while it was being read.") from None
-        except (pa.ArrowException, OSError) as exc:
-            raise DataError(f"Parquet part {part} is not a readable Parquet file: {exc}") from None
-        if tables and table.schema.names != tables[0].schema.names:
-            raise DataError(
-                f"Parquet part {part} has the columns {table.schema.names}, but {parts[0]} has "
-                f"{tables[0].schema.names}: every part must have the same columns."
-            )
+        table = read_part(part)
+        if tables:
+            check_columns(part, table.schema.names, parts[0], tables[0].schema.names)
         tables.append(table)
     try:
         table = pa.concat_tables(tables, promote_options="permissive")
     except pa.ArrowException as exc:
         raise DataError(f"The Parquet parts of {path} do not share one schema: {exc}") from None
-    names = [str(c) for c in table.column_names]
     if table.num_rows == 0:
         raise DataError(f"Data {path} has columns but no rows.")
+    return arrow_table(table)
+
+
+def arrow_table(table: Any) -> Table:
+    """An Arrow table as a :class:`~aidopt.data.io.NumericTable` when every column is numeric
+    without nulls, else as a pandas DataFrame (whose checks name text and missing values)."""
+    from aidopt.data.io import NumericTable
+
+    pa, _ = _pyarrow()
+    names = [str(c) for c in table.column_names]
     if len(set(names)) < len(names) or not names:
         return table.to_pandas()
     arrays = {}

@@ -19,9 +19,11 @@ Two engines:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -49,6 +51,8 @@ class Blocks(ABC):
     #: passes over the data so far (kernels that read the blocks), and their seconds
     passes: int = 0
     pass_seconds: float = 0.0
+    #: state slot name → one value per block (an array, or a Dask future of one)
+    _state: dict[str, list[Any]]
 
     @property
     def n(self) -> int:
@@ -69,13 +73,8 @@ class Blocks(ABC):
         """Apply ``kernel`` to every block; store its new states under ``writes``; return the
         results in block order. ``args`` are the same for every block; ``data`` False: the
         kernel gets None for the block (it works on the states alone, no data is read)."""
-        start = time.perf_counter()
-        try:
+        with self._counted(data):
             return self._run(kernel, args, tuple(reads), tuple(writes), data)
-        finally:
-            if data:
-                self.passes += 1
-                self.pass_seconds += time.perf_counter() - start
 
     @abstractmethod
     def _run(self, kernel, args, reads, writes, data) -> list[Any]:
@@ -84,52 +83,75 @@ class Blocks(ABC):
     def take(self, rows: NDArray[np.int64]) -> Any:
         """The entries ``rows`` (sorted global indices) as one in-memory data object (a pass
         over the blocks that hold them)."""
-        start = time.perf_counter()
-        try:
+        with self._counted(True):
             return self._take(rows)
-        finally:
-            self.passes += 1
-            self.pass_seconds += time.perf_counter() - start
 
     @abstractmethod
     def _take(self, rows: NDArray[np.int64]) -> Any:
         """:meth:`take` on this engine."""
 
-    @abstractmethod
     def drop(self, *slots: str) -> None:
         """Forget the state slots (their memory is freed)."""
+        for name in slots:
+            self._state.pop(name, None)
+
+    @contextmanager
+    def _counted(self, reads_data: bool) -> Iterator[None]:
+        """Count a pass over the data and its seconds (a pass on the states alone is free)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if reads_data:
+                self.passes += 1
+                self.pass_seconds += time.perf_counter() - start
 
     def describe(self) -> str:
         return f"{self.n_blocks} block(s)"
 
 
-def block_of_rows(data: Any, start: int, stop: int) -> Any:
-    """Rows start … stop − 1 of an in-memory data object, as a data object of the same type
-    (views, no copies)."""
-    import dataclasses
-
+def _with_rows(data: Any, rows: Callable[[str, NDArray], NDArray]) -> Any:
+    """A data object of ``data``'s type whose per-row arrays (n along the first axis) are
+    ``rows(field name, array)``; its other fields (names, options) unchanged."""
     fields = {}
     for f in dataclasses.fields(data):
         value = getattr(data, f.name)
         if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == data.n:
-            value = value[start:stop]
+            value = rows(f.name, value)
         fields[f.name] = value
     return type(data)(**fields)
+
+
+def block_of_rows(data: Any, start: int, stop: int) -> Any:
+    """Rows start … stop − 1 of an in-memory data object (views, no copies)."""
+    return _with_rows(data, lambda _, a: a[start:stop])
+
+
+def block_of_rows_indexed(data: Any, rows: NDArray[np.int64]) -> Any:
+    """The entries ``rows`` of an in-memory data object (copies)."""
+    return _with_rows(data, lambda _, a: a[rows])
+
+
+def concatenate_rows(parts: list[Any]) -> Any:
+    """One data object of the rows of ``parts`` (same type, same columns), in order."""
+    return _with_rows(parts[0], lambda name, _: np.concatenate([getattr(p, name) for p in parts]))
+
+
+def row_blocks(data: Any, chunk_rows: int) -> list[Any]:
+    """An in-memory data object cut into blocks of ``chunk_rows`` rows (the last shorter)."""
+    n = data.n
+    step = max(1, min(int(chunk_rows), n))
+    return [block_of_rows(data, a, min(a + step, n)) for a in range(0, n, step)]
 
 
 class MemoryBlocks(Blocks):
     """Blocks of ``chunk_rows`` rows of an in-memory data object (the last one shorter)."""
 
     def __init__(self, data: Any, chunk_rows: int) -> None:
-        n = data.n
-        chunk_rows = max(1, min(int(chunk_rows), n))
-        starts = np.arange(0, n, chunk_rows, dtype=np.int64)
-        self.offsets = starts
-        self.sizes = np.minimum(starts + chunk_rows, n) - starts
         self._data = data
-        self._blocks = [
-            block_of_rows(data, int(a), int(a + s)) for a, s in zip(starts, self.sizes, strict=True)
-        ]
+        self._blocks = row_blocks(data, chunk_rows)
+        self.sizes = np.array([b.n for b in self._blocks], dtype=np.int64)
+        self.offsets = np.cumsum(self.sizes) - self.sizes
         self.m = data.m
         self.feature_names = list(data.feature_names)
         self.target_name = getattr(data, "target_name", None)
@@ -152,36 +174,5 @@ class MemoryBlocks(Blocks):
     def _take(self, rows):
         return block_of_rows_indexed(self._data, rows)
 
-    def drop(self, *slots):
-        for name in slots:
-            self._state.pop(name, None)
-
     def describe(self) -> str:
         return f"numpy engine, {self.n_blocks} block(s) of ≤ {int(self.sizes.max())} rows"
-
-
-def block_of_rows_indexed(data: Any, rows: NDArray[np.int64]) -> Any:
-    """The entries ``rows`` of an in-memory data object (copies)."""
-    import dataclasses
-
-    fields = {}
-    for f in dataclasses.fields(data):
-        value = getattr(data, f.name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == data.n:
-            value = value[rows]
-        fields[f.name] = value
-    return type(data)(**fields)
-
-
-def concatenate_rows(parts: list[Any]) -> Any:
-    """One data object of the rows of ``parts`` (same type, same columns), in order."""
-    import dataclasses
-
-    first = parts[0]
-    fields = {}
-    for f in dataclasses.fields(first):
-        value = getattr(first, f.name)
-        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == first.n:
-            value = np.concatenate([getattr(p, f.name) for p in parts])
-        fields[f.name] = value
-    return type(first)(**fields)

@@ -86,10 +86,6 @@ def _evaluate(block, offset, labels, model, solution, whole, duals):
     return (small_ints(ev.regime), finer), (ev.objective, ev.objective_error, has_finer, terms)
 
 
-def _evaluate_only(block, offset, model, solution, whole, duals):
-    return _evaluate(block, offset, None, model, solution, whole, [])
-
-
 def _bound_terms(block, offset, labels, model, duals):
     return (), [model.bound_terms(block, s[labels]) for s in duals]
 
@@ -140,16 +136,16 @@ class _OnBlocks:
         data.drop(*getattr(self, "_evaluation_slots", ()))
         self._evaluation_slots = (regime, finer)
         whole = Shape(data.n, data.m)
-        part = solution.partition
-        agg = getattr(self, "_aggregates", {}).get(getattr(part, "slot", None))
-        candidates, context = ([], None)
-        if agg is not None:
-            candidates, context = self._plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+        candidates, context = self._candidates(data, solution)
         duals = [s for s, _ in candidates]
-        reads = (part.slot,) if agg is not None else ()
-        kernel = _evaluate if agg is not None else _evaluate_only
         found = data.run(
-            kernel, self._plain, solution, whole, duals, reads=reads, writes=(regime, finer)
+            _evaluate,
+            self._plain,
+            solution,
+            whole,
+            duals,
+            reads=(solution.partition.slot,),
+            writes=(regime, finer),
         )
         self._fused = (solution, candidates, context, [terms for *_, terms in found])
         objective = math.fsum(value for value, *_ in found)
@@ -172,19 +168,14 @@ class _OnBlocks:
                 "a bound at a given dual point needs the rows in memory (aidopt verify)"
             )
         part = solution.partition
-        if part is None:
-            return None
-        plain = self._plain
         fused = getattr(self, "_fused", None)
-        if fused is not None and fused[0] is solution and fused[1]:
+        if fused is not None and fused[0] is solution:
             _, candidates, context, per_block = fused
-        else:
-            agg = getattr(self, "_aggregates", {}).get(part.slot)
-            if agg is None:
-                agg = self.aggregate(data, part)
-            candidates, context = plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+        else:  # not the solution just evaluated: its own pass
+            candidates, context = self._candidates(data, solution)
             duals = [s for s, _ in candidates]
-            per_block = data.run(_bound_terms, plain, duals, reads=(part.slot,))
+            per_block = data.run(_bound_terms, self._plain, duals, reads=(part.slot,))
+        plain = self._plain
         bounds = []
         for j, (_, what) in enumerate(candidates):
             blocks = [terms[j] for terms in per_block]
@@ -201,8 +192,14 @@ class _OnBlocks:
             )
         return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
 
-    def solution_from_dict(self, data, payload, dual=None):
-        raise InvalidParameterError("aidopt verify reads the rows in memory")
+    def _candidates(self, data: Blocks, solution: Any) -> tuple[list, Any]:
+        """The model's candidate duals (and their context) from the aggregated data of the
+        solution's clusters (the cached aggregate: computed again only when it is not)."""
+        part = solution.partition
+        agg = getattr(self, "_aggregates", {}).get(part.slot)
+        if agg is None:
+            agg = self.aggregate(data, part)
+        return self._plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
 
 
 _CLASSES: dict[type, type] = {}

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from aidopt.deadline import TimeLimitReached, check, remaining
-from aidopt.engine.blocks import Blocks, block_of_rows, block_of_rows_indexed, concatenate_rows
+from aidopt.engine.blocks import Blocks, block_of_rows_indexed, concatenate_rows, row_blocks
 from aidopt.exceptions import AidoptError, DataError
 
 __all__ = ["DaskBlocks", "ParquetRowGroup", "local_client"]
@@ -80,26 +80,11 @@ class ParquetRowGroup:
     target: str | None
 
     def load(self) -> Any:
-        from aidopt.data.io import NumericTable
-        from aidopt.data.parquet import _pyarrow
+        from aidopt.data.parquet import arrow_table, read_part
 
-        pa, pq = _pyarrow()
+        table = arrow_table(read_part(self.path, self.group))
         try:
-            table = pq.ParquetFile(self.path).read_row_group(self.group)
-        except FileNotFoundError:
-            raise DataError(f"Parquet part {self.path} vanished during the run.") from None
-        except (pa.ArrowException, OSError) as exc:
-            raise DataError(
-                f"Parquet part {self.path} (row group {self.group}) cannot be read: {exc}"
-            ) from None
-        arrays = {
-            name: column.to_numpy()
-            for name, column in zip(table.column_names, table.columns, strict=True)
-        }
-        try:
-            return self.data_type.from_frame(
-                NumericTable(tuple(table.column_names), arrays), self.target
-            )
+            return self.data_type.from_frame(table, self.target)
         except AidoptError as exc:
             raise DataError(f"Parquet part {self.path} (row group {self.group}): {exc}") from None
 
@@ -178,25 +163,16 @@ class DaskBlocks(Blocks):
     ) -> DaskBlocks:
         """One block per row group of every part of ``path`` (a file, a directory, a glob);
         the first row group is read here, to check the columns and name the features."""
-        from aidopt.data.parquet import _pyarrow, parquet_parts
+        from aidopt.data.parquet import check_columns, open_part, parquet_parts
 
-        pa, pq = _pyarrow()
-        sources, sizes, schema = [], [], None
-        for part in parquet_parts(path):
-            try:
-                meta = pq.ParquetFile(part)
-            except (pa.ArrowException, OSError) as exc:
-                raise DataError(
-                    f"Parquet part {part} is not a readable Parquet file: {exc}"
-                ) from None
+        parts = parquet_parts(path)
+        sources, sizes, first_names = [], [], None
+        for part in parts:
+            meta = open_part(part)
             names = meta.schema_arrow.names
-            if schema is None:
-                schema = names
-            elif names != schema:
-                raise DataError(
-                    f"Parquet part {part} has the columns {names}, but the first part has "
-                    f"{schema}: every part must have the same columns."
-                )
+            if first_names is None:
+                first_names = names
+            check_columns(part, names, parts[0], first_names)
             for group in range(meta.num_row_groups):
                 rows = meta.metadata.row_group(group).num_rows
                 if rows:
@@ -222,10 +198,7 @@ class DaskBlocks(Blocks):
     @classmethod
     def from_data(cls, client: Any, data: Any, chunk_rows: int) -> DaskBlocks:
         """Blocks of ``chunk_rows`` rows of an in-memory data object, scattered to the workers."""
-        n = data.n
-        chunk_rows = max(1, min(int(chunk_rows), n))
-        starts = list(range(0, n, chunk_rows))
-        blocks = [block_of_rows(data, a, min(a + chunk_rows, n)) for a in starts]
+        blocks = row_blocks(data, chunk_rows)
         sources = client.scatter(blocks)
         return cls(
             client,
@@ -235,7 +208,7 @@ class DaskBlocks(Blocks):
             list(data.feature_names),
             getattr(data, "target_name", None),
             getattr(data, "weight", None) is not None,
-            f"dask engine, {len(blocks)} block(s) of ≤ {chunk_rows} rows",
+            f"dask engine, {len(blocks)} block(s) of ≤ {blocks[0].n} rows",
         )
 
     # ------------------------------------------------------------------ passes
@@ -270,10 +243,6 @@ class DaskBlocks(Blocks):
         _wait_within_deadline(parts, self.client)
         blocks = [result for _, result in self.client.gather(parts)]
         return concatenate_rows(blocks)
-
-    def drop(self, *slots):
-        for name in slots:
-            self._state.pop(name, None)
 
     def describe(self) -> str:
         return self._description

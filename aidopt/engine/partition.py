@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.engine.blocks import Blocks
+from aidopt.partition import ClusterCounts
 
 __all__ = ["BlockPartition", "StateRef"]
 
@@ -110,7 +111,7 @@ def _cluster_sums(block, _offset, labels, columns):
 
 
 @dataclass(eq=False)
-class BlockPartition:
+class BlockPartition(ClusterCounts):
     """Clusters C^t with their labels in the state slot ``slot`` of ``blocks``."""
 
     blocks: Blocks
@@ -139,15 +140,7 @@ class BlockPartition:
 
     @property
     def n(self) -> int:
-        return self.blocks.n
-
-    @property
-    def n_clusters(self) -> int:
-        return int(self.sizes.size)
-
-    @property
-    def rate(self) -> float:
-        return self.n_clusters / self.n
+        return int(self.sizes.sum())
 
     def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
         """Σ_{i∈C_k} columns(block)_i per cluster (K × q): one data pass."""
