@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,17 +48,43 @@ __all__ = [
     "accurate_sum",
     "accurate_tdot",
     "accurate_weighted_sum",
+    "added_blocks",
     "data_sums_cached",
     "dual_box",
     "max_row_norm",
     "relative_gap",
     "repair_equalities",
     "safe_min_eigenvalue",
+    "squared_norm",
 ]
 
 CHUNK = 256  #: rows per chunk of an accurate sum
 EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
 GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding bound of a chunked sum
+
+
+def added_blocks(values: Sequence[Any], errors: Sequence[Any]) -> tuple[Any, Any]:
+    """Sums of blocks of rows (floats, or vectors of one length) added exactly
+    (``math.fsum``, per coordinate) and rounded once, with the blocks' rounding bounds added
+    (their own rounding allowed for) plus ε of the total: how the certificate's row sums of
+    blocks add (:mod:`aidopt.engine.chunked`)."""
+    if np.ndim(values[0]) == 0:
+        total = math.fsum(values)
+        return total, math.fsum(errors) * (1 + 2 * EPS) + EPS * abs(total)
+    vector = np.array([math.fsum(col) for col in zip(*values, strict=True)])
+    grown = np.sum(errors, axis=0) * (1 + len(values) * EPS)
+    return vector, grown + EPS * np.abs(vector)
+
+
+def squared_norm(
+    w: NDArray[np.float64], w_error: NDArray[np.float64]
+) -> tuple[float, float, float]:
+    """(‖w‖², a bound on how far the ‖·‖² of the exact vector can be from it, an upper bound
+    on the exact vector's norm) for a computed vector ``w`` with rounding bounds ``w_error``
+    per coordinate (the exact vector lies in the box |w − w_exact| ≤ w_error)."""
+    norm = float(np.linalg.norm(w))
+    norm_up = float(np.linalg.norm(np.abs(w) + w_error))
+    return norm**2, (norm_up**2 - norm**2) * (1 + 4 * EPS), norm_up
 
 
 def accurate_sum(values: ArrayLike) -> tuple[float, float]:

@@ -12,6 +12,7 @@ the aggregated problem; the certificate never depends on them.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +21,10 @@ from aidopt.deadline import TimeLimitReached, budget, call_with_timeout, remaini
 from aidopt.exceptions import AidoptError, ConvergenceWarning
 from aidopt.kernels import Kernel, kernel_times
 
-__all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_scores", "quantile_fit"]
+if TYPE_CHECKING:
+    from aidopt.solvers.usmo import USMOResult
+
+__all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_fit", "pu_scores", "quantile_fit"]
 
 TIME_SHARE = 0.25  #: the share of the remaining time a sample fit may take
 MAX_ITER_KERNEL = 100_000  #: libsvm iterations of the kernel SVM sample fit
@@ -85,8 +89,24 @@ def pu_scores(
     lam: float,
     kernel: Kernel,
 ) -> NDArray[np.float64]:
-    """f − β for the rows of X of a PU classifier fitted by USMO on the weighted sample
-    ``rows`` (``labeled`` marks its positives). USMO stops after ``MAX_ITER_PU`` steps or a
+    """f − β for the rows of X of a PU classifier fitted on the weighted sample ``rows``
+    (:func:`pu_fit`)."""
+    fit = pu_fit(rows, labeled, weights, prior, lam, kernel)
+    if fit.coef is not None:
+        return X @ fit.coef
+    return kernel_times(kernel, X, rows, fit.alpha)
+
+
+def pu_fit(
+    rows: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    weights: NDArray[np.float64],
+    prior: float,
+    lam: float,
+    kernel: Kernel,
+) -> USMOResult:
+    """A PU classifier fitted by USMO on the weighted sample ``rows`` (``labeled`` marks its
+    positives; ``coef`` = w for the linear kernel). USMO stops after ``MAX_ITER_PU`` steps or a
     quarter of the remaining time; its iterate is used whatever its status (it is never worse
     than the class-mean direction it starts from)."""
     from aidopt.solvers.usmo import usmo
@@ -94,7 +114,7 @@ def pu_scores(
     left = remaining()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # a stopped fit is still usable
-        fit = usmo(
+        return usmo(
             rows,
             labeled,
             prior=prior,
@@ -105,6 +125,3 @@ def pu_scores(
             max_iter=MAX_ITER_PU,
             time_limit=None if left is None else TIME_SHARE * left,
         )
-    if fit.coef is not None:
-        return X @ fit.coef
-    return kernel_times(kernel, X, rows, fit.alpha)

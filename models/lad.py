@@ -67,6 +67,7 @@ from aidopt.certificate import (
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
+    added_blocks,
     repair_equalities,
     safe_min_eigenvalue,
 )
@@ -167,15 +168,16 @@ class BoundTerms:
 
     @classmethod
     def total(cls, blocks: list[BoundTerms]) -> BoundTerms:
-        """The terms of the union of the blocks: the block sums added exactly (``math.fsum``),
-        rounded once (ε of the total added to the error bound)."""
-        value = math.fsum(b.value for b in blocks)
-        e = np.array([math.fsum(col) for col in zip(*(b.e for b in blocks), strict=True)])
+        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        value, value_error = added_blocks(
+            [b.value for b in blocks], [b.value_error for b in blocks]
+        )
+        e, e_error = added_blocks([b.e for b in blocks], [b.e_error for b in blocks])
         return cls(
             value,
-            math.fsum(b.value_error for b in blocks) * (1 + 2 * EPS) + EPS * abs(value),
+            value_error,
             e,
-            np.sum([b.e_error for b in blocks], axis=0) * (1 + len(blocks) * EPS) + EPS * np.abs(e),
+            e_error,
             math.fsum(b.norm_y_squared for b in blocks),
             min(b.w_min for b in blocks),
             sum(b.n for b in blocks),
@@ -350,21 +352,25 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return (beta[1:], float(beta[0])) if self.fit_intercept else (beta, 0.0)
 
     # ------------------------------------------------------------------ the chunked data pass
-    def initial_sample_size(self, whole: Any) -> int:
-        """Rows of the sample that places C^0 when the rows are in blocks (:meth:`initial_rule`)."""
+    def check_blocks(self) -> None:
+        """Refuse the settings that need every row at once: split='minority' (a cluster's rows)
+        and the k-means initial clusters."""
         if self.split == "minority":
             raise InvalidParameterError(
                 "split='minority' needs every cluster's rows at once; with rows in blocks "
                 "(--engine) use split='band' or split='sign'."
             )
+        if self.init not in ("band", "bins"):
+            raise InvalidParameterError(
+                f"init={self.init!r} clusters all rows at once (k-means); with rows in blocks "
+                "(--engine dask) use init='band' or init='bins'."
+            )
+
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0 when the rows are in blocks (:meth:`initial_rule`)."""
         if self.init == "band":
             return self._sample_size(whole)
-        if self.init == "bins":
-            return min(whole.n, max(20 * self.n_coefficients(whole), 1000))
-        raise InvalidParameterError(
-            f"init={self.init!r} clusters all rows at once (k-means); with rows in blocks "
-            "(--engine dask) use init='band' or init='bins'."
-        )
+        return min(whole.n, max(20 * self.n_coefficients(whole), 1000))
 
     def initial_rule(self, sample: LADData, whole: Any, rate: float) -> ResidualBins:
         """C^0 without ranking every row: the ranks of :meth:`_band_partition` (and of 'bins')

@@ -23,6 +23,7 @@ the spread α_i = a_k ω_i/W_k; integer weights give the problem with rows repea
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,13 +45,16 @@ from aidopt.certificate import (
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
+    added_blocks,
     dual_box,
     repair_equalities,
+    squared_norm,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.data.generate import Generator
+from aidopt.exceptions import DataError
 from aidopt.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.options import Option, from_args
 from aidopt.partition import Partition
@@ -62,12 +66,14 @@ from aidopt.structures import SVMFit, WeightedSVM
 @dataclass(frozen=True, eq=False)
 class Aggregate:
     """Cluster sums Σ_{i∈C_k} ω_i x_i, weights W_k = Σ_{C_k} ω_i (|C_k| without row weights),
-    and N = Σ_i ω_i."""
+    and N = Σ_i ω_i (``total_error``: a bound on the relative rounding error of N beyond the
+    correctly rounded sum, 0 when N is that, as ``math.fsum`` gives it)."""
 
     x_sum: NDArray[np.float64]
     weight: NDArray[np.float64]
-    partition: Partition
+    partition: Any
     total: float
+    total_error: float = 0.0
 
     @property
     def xbar(self) -> NDArray[np.float64]:
@@ -76,11 +82,41 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Solution:
-    """w, and the cluster duals a_k (None when the route gave none)."""
+    """w, and the cluster duals a_k (None when the route gave none); N and its error bound
+    from the aggregate it was solved on (what an evaluation on rows in blocks scales by)."""
 
     w: NDArray[np.float64]
     a: NDArray[np.float64] | None
-    partition: Partition
+    partition: Any
+    total: float | None = None
+    total_error: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProjectionBins:
+    """C^0 for rows in blocks (:meth:`OneClassSVMModel.initial_rule`): the direction x̄ of
+    the projections and the edges of their bins."""
+
+    direction: NDArray[np.float64]
+    edges: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class DualTerms:
+    """Row sums of the certificate at α (:meth:`OneClassSVMModel.bound_terms`); blocks add."""
+
+    alpha_sum: float  # Σ α_i
+    alpha_sum_error: float  # a bound on its rounding error
+    w: NDArray[np.float64]  # Σ α_i x_i (m,)
+    w_error: NDArray[np.float64]  # a bound on its rounding error per coordinate
+
+    @classmethod
+    def total(cls, blocks: list[DualTerms]) -> DualTerms:
+        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        return cls(
+            *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
+            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
+        )
 
 
 def blobs(n: int, m: int, *, seed: int = 0) -> pd.DataFrame:
@@ -208,7 +244,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         w = np.array([model.w[j].value for j in model.J])
         duals = [model.dual.get(model.margin[k]) for k in model.K]
         a = None if None in duals else np.abs(np.array(duals, dtype=np.float64))
-        return Solution(w, a, agg.partition)
+        return Solution(w, a, agg.partition, agg.total, agg.total_error)
 
     def matrix_program(self, agg: Aggregate, previous: Previous | None = None) -> MatrixProgram:
         """Columns [w (m), ξ (K)], rows x̄_k·w + ξ_k ≥ 1: the row duals are the a_k."""
@@ -226,7 +262,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     def solution_from_program(self, result: SolveResult, agg: Aggregate) -> Solution:
         m = agg.x_sum.shape[1]
         a = None if result.row_duals is None else np.abs(result.row_duals)
-        return Solution(result.x[:m], a, agg.partition)
+        return Solution(result.x[:m], a, agg.partition, agg.total, agg.total_error)
 
     def to_structure(self, kind: type, agg: Aggregate, previous: Previous | None) -> WeightedSVM:
         """The aggregated problem as the weighted SVM on x̄_k with b fixed at 0 (ρ = 1), all
@@ -244,20 +280,36 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     def from_structure(self, kind: type, answer: SVMFit, agg: Aggregate) -> Solution:
         """w̄ and the cluster duals a_k = α_k ∈ [0, (C/N) W_k]."""
-        return Solution(answer.w, answer.alpha, agg.partition)
+        return Solution(answer.w, answer.alpha, agg.partition, agg.total, agg.total_error)
 
     # ------------------------------------------------------------------ evaluation, certificate
     def evaluate(self, data: FeatureData, solution: Solution) -> Evaluation:
         """J(w) on all entries (hinges × ω_i, with its rounding bound); regime [1 − w·x_i > 0]."""
+        return self.evaluate_rows(data, solution, 0, data)
+
+    def evaluate_rows(
+        self, rows: FeatureData, solution: Solution, offset: int, whole: Any
+    ) -> Evaluation:
+        """:meth:`evaluate` on the block ``rows`` of ``whole``: its share (C/N) Σ ω_i hinge_i
+        of J(w) (plus ½‖w‖² in the block at offset 0) with its rounding bound, its regimes. N:
+        of ``whole`` when it holds all rows, else of the aggregate the solution came from."""
         w = solution.w
-        violation = 1.0 - data.X @ w
-        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), data.weight)
-        scale = self.C / data.total_weight
-        top = float(data.row_weights.max())
-        rows = float(abs_column_sums(data.X) @ np.abs(w)) + data.n
-        score_error = (data.m + 3) * EPS * top * rows
-        error = scale * (hinge_error + score_error) + (data.m + 2) * EPS * float(w @ w)
-        objective = 0.5 * float(w @ w) + scale * hinge
+        violation = 1.0 - rows.X @ w
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), rows.weight)
+        if isinstance(whole, FeatureData):
+            total, total_error = whole.total_weight, 0.0
+        else:
+            total, total_error = solution.total, solution.total_error
+        scale = self.C / total
+        top = float(rows.row_weights.max(initial=0.0))
+        size = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n
+        score_error = (rows.m + 3) * EPS * top * size
+        objective = scale * hinge
+        error = scale * (hinge_error + score_error) + (total_error + 2 * EPS) * abs(objective)
+        if offset == 0:
+            norm_sq = float(w @ w)
+            objective += 0.5 * norm_sq
+            error += (rows.m + 2) * EPS * norm_sq + EPS * abs(objective)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
 
     def lower_bound(
@@ -270,68 +322,151 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     ) -> Bound | None:
         """Weak duality for (1) at α_i ∈ [0, Cω_i/N]: J* ≥ Σα_i − ½‖Σα_i x_i‖². α is the
         solver's a_k or the a_k complementary slackness gives w (free clusters on the margin
-        solve Σ a_k x̄_k = w by least squares), spread as a_k ω_i/W_k; the larger bound is kept.
+        solve Σ a_k x̄_k = w by least squares), spread as a_k ω_i/W_k
+        (:meth:`bound_candidates`); the larger bound is kept.
         """
-        top = self._box(data)
         if dual is not None:
+            top = dual_box(self.C / data.total_weight, data.weight, data.n)
             alpha = dual.expand(data.n, evaluation.regime)
             if alpha.size and (alpha.min() < 0 or np.any(alpha > top)):
                 raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
-            return self._bound_at(data, alpha, evaluation, "the given dual point")
+            terms = self._terms(data, alpha, float(top.max(initial=0.0)))
+            return self._bound(terms, "the given dual point", evaluation, alpha, data)
         part = solution.partition
-        candidates = [self._a_from_primal(data, solution)]
-        if solution.a is not None:
-            candidates.append(solution.a)
-        omega = 1.0 if data.weight is None else data.weight
-        totals = part.weights(data.weight)
-        bounds = [
-            self._bound_at(
-                data,
-                np.minimum(np.clip(a / totals, 0.0, None)[part.labels] * omega, top),
-                evaluation,
-                "the aggregated dual spread over the entries",
-            )
-            for a in candidates
-        ]
+        candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
+        bounds = []
+        for s, what in candidates:
+            terms = self.bound_terms(data, s[part.labels])
+            alpha = self._alpha(data, s[part.labels])
+            bounds.append(self._bound(terms, f"{what}, on all data", evaluation, alpha, data))
         return max(bounds, key=lambda b: b.value)
 
-    def _box(self, data: FeatureData) -> NDArray[np.float64]:
-        """The upper bound Cω_i/N of every α_i (:func:`aidopt.certificate.dual_box`)."""
-        return dual_box(self.C / data.total_weight, data.weight, data.n)
+    def bound_candidates(
+        self, agg: Aggregate, solution: Solution
+    ) -> tuple[list[tuple[NDArray[np.float64], str]], None]:
+        """The cluster duals per unit weight s_k = a_k/W_k ∈ [0, C/N] to spread over the
+        entries: the dual complementary slackness gives w̄ and the solver's, each with what it
+        is (N's rounding error, when it has one, shrinks the box)."""
+        cap = self.C / agg.total * (1.0 - agg.total_error)
+        candidates = [
+            (self._a_from_primal(agg, solution), "the dual complementary slackness gives w̄")
+        ]
+        if solution.a is not None and solution.a.shape == agg.weight.shape:
+            candidates.append((solution.a, "the solver's dual"))
+        return [
+            (np.clip(a / agg.weight, 0.0, cap), f"dual of (1) at {what} spread over the entries")
+            for a, what in candidates
+        ], None
 
-    def _a_from_primal(self, data: FeatureData, solution: Solution) -> NDArray[np.float64]:
-        part = solution.partition
-        totals = part.weights(data.weight)
-        xbar = part.dense_sums(data.weighted_X) / totals[:, None]
-        upper = self.C * totals / data.total_weight
+    def _a_from_primal(self, agg: Aggregate, solution: Solution) -> NDArray[np.float64]:
+        xbar = agg.xbar
+        upper = self.C * agg.weight / agg.total
         violation = 1.0 - xbar @ solution.w
         ties = np.abs(violation) <= 1e-9 * (1.0 + np.abs(xbar) @ np.abs(solution.w))
         a = np.where(violation > 0, upper, 0.0)
         a[ties] = 0.5 * upper[ties]
         return repair_equalities(np.ascontiguousarray(xbar.T), solution.w, a, 0.0, upper, free=ties)
 
-    def _bound_at(self, data, alpha, evaluation, source) -> Bound:
+    @staticmethod
+    def _alpha(rows: FeatureData, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """α_i = s_i ω_i, the product rounded down by 2ε (s unweighted)."""
+        return s if rows.weight is None else (s * rows.weight) * (1.0 - 2.0 * EPS)
+
+    def bound_terms(self, rows: FeatureData, s: NDArray[np.float64]) -> DualTerms:
+        """Σα_i and Σα_i x_i on the block ``rows`` at α = s∘ω (s per unit weight, one per row,
+        in [0, C/N]), with their rounding bounds."""
+        alpha = self._alpha(rows, s)
+        return self._terms(rows, alpha, float(alpha.max(initial=0.0)))
+
+    @staticmethod
+    def _terms(rows: FeatureData, alpha: NDArray[np.float64], top: float) -> DualTerms:
         total, total_error = accurate_sum(alpha)
-        top = float(self._box(data).max())
-        w, w_error = accurate_tdot(data.X, alpha, abs_bound=top * abs_column_sums(data.X))
-        norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
-        value = total - 0.5 * norm**2
-        allowance = total_error + 0.5 * (norm_up**2 - norm**2) * (1 + 4 * EPS)
+        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=top * abs_column_sums(rows.X))
+        return DualTerms(total, total_error, w, w_error)
+
+    def bound_from_terms(
+        self,
+        terms: DualTerms,
+        context: None,
+        n_clusters: int,
+        upper: float,
+        source: str,
+        feature_names: list[str],
+    ) -> Bound:
+        """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances."""
+        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
+        value = terms.alpha_sum - 0.5 * norm_sq
+        allowance = terms.alpha_sum_error + 0.5 * norm_sq_error
+        return Bound(value - allowance, source, None, value, allowance)
+
+    def _bound(self, terms, source, evaluation, alpha, data) -> Bound:
+        """The bound from all rows' terms, with its dual point."""
+        bound = self.bound_from_terms(terms, None, 0, 0.0, source, data.feature_names)
         if data.weight is None:
             point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.C / data.n))
         else:
             support = np.flatnonzero(alpha)
             point = DualPoint(None, support.astype(np.int64), alpha[support])
-        return Bound(
-            value - allowance, f"dual of (1) at {source}, on all data", point, value, allowance
+        return dataclasses.replace(bound, dual=point)
+
+    # ------------------------------------------------------------------ the chunked data pass
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0 when the rows are in blocks."""
+        return min(whole.n, max(1000, 20 * whole.m))
+
+    def initial_rule(self, sample: FeatureData, whole: Any, rate: float) -> ProjectionBins:
+        """The projections of :meth:`initial_partition` onto the sample's mean direction,
+        binned at their quantiles on the sample (⌈r^0 N⌉ bins) instead of k-means on all."""
+        k = n_clusters_for_rate(rate, whole.n, minimum=min(whole.n, whole.m + 1))
+        direction = sample.X.mean(axis=0)
+        projection = sample.X @ direction
+        return ProjectionBins(direction, np.quantile(projection, np.arange(1, k) / k))
+
+    def initial_labels(
+        self, rows: FeatureData, offset: int, rule: ProjectionBins
+    ) -> NDArray[np.int64]:
+        """Cluster labels of a block: the bin of its projection."""
+        return np.searchsorted(rule.edges, rows.X @ rule.direction).astype(np.int64)
+
+    def cluster_columns(self, rows: FeatureData) -> NDArray[np.float64]:
+        """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and
+        tell whether N = Σ W_k is exact)."""
+        if sp.issparse(rows.X):
+            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
+        w = rows.row_weights
+        return np.column_stack([w, (w != 1.0).astype(np.float64), rows.weighted_X])
+
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
+        """The aggregated data from the cluster sums of :meth:`cluster_columns`: N = Σ_k W_k,
+        exact for unit weights (integers), else within (n + 2)ε of Σ_i ω_i."""
+        weight = sums[:, 0].copy()
+        exact = not np.any(sums[:, 1])
+        return Aggregate(
+            np.ascontiguousarray(sums[:, 2:]),
+            weight,
+            partition,
+            math.fsum(weight),
+            0.0 if exact else (partition.n + 2) * EPS,
         )
 
-    def solution_to_dict(self, data: FeatureData, solution: Solution) -> dict[str, Any]:
-        inside = float(np.average(data.X @ solution.w >= 1.0 - math.sqrt(EPS), weights=data.weight))
+    def solution_to_dict(
+        self, data: FeatureData, solution: Solution, row_sums: NDArray | None = None
+    ) -> dict[str, Any]:
+        """w and the (weighted) share of the rows inside the domain w·x ≥ 1; ``row_sums``: the
+        sums of :meth:`solution_row_sums` over all rows, when they are in blocks (``data``:
+        their header)."""
+        if row_sums is None:
+            row_sums = self.solution_row_sums(data, solution)
         return {
             "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
-            "share_inside": inside,
+            "share_inside": float(row_sums[0] / row_sums[1]),
         }
+
+    def solution_row_sums(self, rows: FeatureData, solution: Solution) -> NDArray[np.float64]:
+        """(Σ ω_i over the rows inside the domain, Σ ω_i) of a block."""
+        inside = rows.X @ solution.w >= 1.0 - math.sqrt(EPS)
+        w = rows.row_weights
+        return np.array([math.fsum(w[inside]), math.fsum(w)])
 
     def solution_from_dict(
         self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None

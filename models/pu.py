@@ -44,6 +44,7 @@ weights give the problem with rows repeated. A scipy.sparse X stays sparse for t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -64,9 +65,11 @@ from aidopt.certificate import (
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
+    added_blocks,
     dual_box,
     max_row_norm,
     repair_equalities,
+    squared_norm,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -83,7 +86,7 @@ from aidopt.kernels import (
 from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.sample_fits import pu_scores
+from aidopt.sample_fits import pu_fit, pu_scores
 from aidopt.solvers.base import SolveResult
 from aidopt.span import CentroidSpan
 from aidopt.structures import PULearning
@@ -152,7 +155,7 @@ class PUAggregate:
     x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} ω_i x_i
     weight: NDArray[np.float64]  # (K,) W_k = Σ_{i∈C_k} ω_i (|C_k| without row weights)
     labeled: NDArray[np.bool_]  # (K,) cluster of labeled positives
-    partition: Partition
+    partition: Any  # a Partition, or a BlockPartition for rows in blocks
     kernel_sums: Any = None  # callable → H_ik = Σ_{j∈C_k} k(x_i, x_j), or None (linear)
 
     @property
@@ -160,6 +163,9 @@ class PUAggregate:
         return self.x_sum / self.weight[:, None]
 
     row_weight: NDArray[np.float64] | None = None  # (N,) ω_i, None: every row weighs 1
+    #: a bound on the relative rounding error of the total weights of P and U in ``weight``
+    #: (0: exact, as integers are; rows in blocks with weights: (n + 2)ε)
+    total_error: float = 0.0
 
     @cached_property
     def gram(self) -> NDArray[np.float64]:
@@ -187,8 +193,11 @@ class PUSolution:
     entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/W_k, kernel solutions
     labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
     train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
-    partition: Partition | None = None  # the partition the solution was computed on
+    partition: Any = None  # the partition the solution was computed on
     row_weight: NDArray[np.float64] | None = None  # (N,) ω_i of the training rows, or None
+    #: (c1, c2, a bound on their relative error) of the aggregate it was solved on: what an
+    #: evaluation on rows in blocks takes (in memory they come from the data)
+    constants: tuple[float, float, float] | None = None
 
     @property
     def alpha(self) -> NDArray[np.float64] | None:
@@ -197,6 +206,38 @@ class PUSolution:
             return None
         alpha = self.entry_coef[self.labels]
         return alpha if self.row_weight is None else alpha * self.row_weight
+
+
+@dataclass(frozen=True)
+class ScoreBins:
+    """C^0 for rows in blocks (:meth:`PUModel.initial_rule`): the sample fit's w and the score
+    edges of the unlabeled clusters."""
+
+    direction: NDArray[np.float64]
+    edges: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PUTerms:
+    """Row sums of the certificate at σ (:meth:`PUModel.bound_terms`); blocks of rows add."""
+
+    sum_sigma: float  # Σ σ_u
+    sum_sigma_error: float
+    concave: float  # Σ_U min(σ_u, c2'ω_u − σ_u)
+    concave_error: float
+    w: NDArray[np.float64]  # w(σ) = Σ α_i x_i (m,)
+    w_error: NDArray[np.float64]
+    row_norm: float  # max_i ‖x_i‖₂, rounded up
+
+    @classmethod
+    def total(cls, blocks: list[PUTerms]) -> PUTerms:
+        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        return cls(
+            *added_blocks([b.sum_sigma for b in blocks], [b.sum_sigma_error for b in blocks]),
+            *added_blocks([b.concave for b in blocks], [b.concave_error for b in blocks]),
+            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
+            max(b.row_norm for b in blocks),
+        )
 
 
 # ---------------------------------------------------------------------- the QPs in Pyomo
@@ -429,7 +470,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def check_data(self, data: PUData) -> None:
         """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
-        if sp.issparse(data.X) and not self.linear:
+        if not self.linear and sp.issparse(data.X):
             raise DataError(
                 f"PU learning with the {self.kernel.kind} kernel needs dense X; convert it "
                 "(X.toarray()) or use the linear kernel, which keeps X sparse."
@@ -672,6 +713,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             norm_sq=float(w @ w),
             cluster_sigma=cluster_sigma,
             partition=agg.partition,
+            constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
         )
 
     def _linear_dual_value(self, sigma: NDArray, agg: PUAggregate) -> float:
@@ -744,17 +786,19 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         cluster_sigma = np.zeros(agg.weight.size)
         cluster_sigma[~agg.labeled] = answer.sigma
         kernel = answer.coef is None
-        singletons = agg.weight.size == agg.partition.n
+        labels = getattr(agg.partition, "labels", None)  # None: rows in blocks
+        singletons = agg.weight.size == agg.partition.n and labels is not None
         return PUSolution(
             bias=answer.bias,
             coef=answer.coef,
             norm_sq=answer.norm_sq,
             cluster_sigma=cluster_sigma,
             entry_coef=answer.alpha / agg.weight if kernel else None,
-            labels=agg.partition.labels if kernel else None,
-            train_decision=answer.train_decision[agg.partition.labels] if singletons else None,
+            labels=labels if kernel else None,
+            train_decision=answer.train_decision[labels] if singletons else None,
             partition=agg.partition,
             row_weight=agg.row_weight if kernel else None,
+            constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
         )
 
     # ------------------------------------------------------------------ evaluation
@@ -786,33 +830,48 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def evaluate(self, data: PUData, solution: PUSolution) -> Evaluation:
         """E^t = (5) at the solution (loss terms × ω_i), with a bound on its rounding error;
         regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
-        f = self.training_scores(data, solution)
-        c1, c2 = self.constants(data)
-        omega, weight = data.row_weights, data.weight
-        P, U = data.labeled, ~data.labeled
+        return self.evaluate_rows(data, solution, 0, data)
+
+    def evaluate_rows(
+        self, rows: PUData, solution: PUSolution, offset: int, whole: Any
+    ) -> Evaluation:
+        """:meth:`evaluate` on the block ``rows`` of ``whole``: its share −c1 Σ_P ω f +
+        c2 Σ_U ω ℓ(f) of (5) (plus ½‖f − β‖² in the block at offset 0) with its rounding
+        bound, its regimes. c1, c2: of ``whole`` when it holds all rows, else of the aggregate
+        the solution came from (with their error bound)."""
+        f = self.training_scores(rows, solution)
+        if isinstance(whole, PositiveUnlabeledData):
+            (c1, c2), relative = self.constants(whole), 0.0
+        else:
+            c1, c2, relative = solution.constants  # type: ignore[misc]
+        omega, weight = rows.row_weights, rows.weight
+        P, U = rows.labeled, ~rows.labeled
         positive, pos_error = accurate_weighted_sum(f[P], None if weight is None else weight[P])
         loss, loss_error = accurate_weighted_sum(
             double_hinge(f[U]), None if weight is None else weight[U]
         )
-        objective = 0.5 * solution.norm_sq - c1 * positive + c2 * loss
+        objective = c2 * loss - c1 * positive
         # |fl(f_i) − f_i| per row, weighted and summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|);
         # kernel expansions: γ_K Σ|α| kmax)
-        max_omega = float(omega.max())
-        total_weight = float(omega.sum()) * (1 + (data.n + 2) * EPS)
+        max_omega = float(omega.max(initial=0.0))
+        total_weight = float(omega.sum()) * (1 + (rows.n + 2) * EPS)
         if solution.coef is not None:
-            weighted_rows = max_omega * float(abs_column_sums(data.X) @ np.abs(solution.coef))
-            score_error = (data.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
+            weighted_rows = max_omega * float(abs_column_sums(rows.X) @ np.abs(solution.coef))
+            score_error = (rows.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
         else:
             mass = float(np.abs(solution.alpha).sum())
             score_error = (
-                (data.n + data.m + 3)
+                (rows.n + rows.m + 3)
                 * EPS
                 * total_weight
-                * (mass * self._kernel_max(data) + abs(solution.bias))
+                * (mass * self._kernel_max(rows) + abs(solution.bias))
             )
         error = c1 * pos_error + c2 * loss_error + max(c1, c2) * score_error
-        error += (data.m + 2) * EPS * abs(solution.norm_sq)
-        regime = np.where(data.labeled, 0, _regime(f))
+        error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
+        if offset == 0:
+            objective += 0.5 * solution.norm_sq
+            error += (rows.m + 2) * EPS * abs(solution.norm_sq) + EPS * abs(objective)
+        regime = np.where(rows.labeled, 0, _regime(f))
         return Evaluation(float(objective), regime, None, error)
 
     def _kernel_max(self, data: PUData) -> float:
@@ -859,25 +918,34 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         part = solution.partition
         if part is None:
             return None
-        candidates = []
-        if solution.cluster_sigma is not None:
-            candidates.append((solution.cluster_sigma, "the aggregated σ"))
-        if self.linear and solution.coef is not None:
-            rebuilt = self._sigma_from_primal(data, solution, part)
-            candidates.append((rebuilt, "the σ that complementary slackness gives the primal"))
-        bounds = []
+        if self.linear:
+            return self._linear_bound(data, solution, evaluation, upper)
+        if solution.cluster_sigma is None:
+            return None
         totals = part.weights(data.weight)
-        omega = data.row_weights
-        for cluster_sigma, what in candidates:
-            sigma = np.where(unl, (cluster_sigma / totals)[part.labels] * omega, 0.0)
-            if self.linear:
-                for anchor in (0.0, 0.5, 1.0):
-                    near = np.abs(sigma - anchor * box) <= 1e-12 * box
-                    sigma[near] = anchor * box[near]
-            sigma = np.clip(sigma, 0.0, box)
-            norm_sq = None if self.linear else solution.norm_sq
-            source = f"dual (6) at {what} spread over the unlabeled entries, on all data"
-            bounds.append(self._bound_at(data, sigma, evaluation, upper, norm_sq, source))
+        sigma = np.where(unl, (solution.cluster_sigma / totals)[part.labels] * data.row_weights, 0)
+        source = "dual (6) at the aggregated σ spread over the unlabeled entries, on all data"
+        sigma = np.clip(sigma, 0.0, box)
+        return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source)
+
+    def _linear_bound(self, data, solution, evaluation, upper) -> Bound | None:
+        """:meth:`lower_bound` for the linear kernel: the chunked pass's hooks on one block."""
+        part = solution.partition
+        candidates, context = self.bound_candidates(self.aggregate(data, part), solution)
+        bounds = []
+        for d, what in candidates:
+            per_row = d[part.labels]
+            terms = self.bound_terms(data, per_row)
+            source = f"{what}, on all data"
+            bound = self.bound_from_terms(terms, context, 0, upper, source, data.feature_names)
+            sigma = self._sigma_of_rows(data, per_row[:, 0])
+            if data.weight is None:
+                c2 = float(d[0, 2])
+                point = DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
+            else:
+                support = np.flatnonzero(sigma)
+                point = DualPoint(None, support.astype(np.int64), sigma[support])
+            bounds.append(dataclasses.replace(bound, dual=point))
         return max(bounds, key=lambda b: b.value, default=None)
 
     def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source) -> Bound:
@@ -897,8 +965,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             alpha = np.where(data.labeled, c1 * omega, -sigma)
             abs_bound = max(c1, c2) * float(omega.max()) * abs_column_sums(data.X)
             w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound * (1 + 2 * EPS))
-            norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
-            norm_sq, quad_error = norm**2, (norm_up**2 - norm**2) * (1 + 4 * EPS)
+            norm_sq, quad_error, _ = squared_norm(w, w_error)
         else:
             quad_error = (data.n + 4) * EPS * (positive_mass + sum_sigma) ** 2 * kmax
         dual_value = -0.5 * norm_sq + concave
@@ -922,16 +989,13 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         Xs = data.X[support]
         return float(alpha[support] @ kernel_times(self.kernel, Xs, Xs, alpha[support]))
 
-    def _sigma_from_primal(self, data: PUData, solution: PUSolution, part: Partition) -> NDArray:
+    def _sigma_from_primal(self, agg: PUAggregate, solution: PUSolution) -> NDArray:
         """σ_k per cluster from complementary slackness at (w, β): 0 where f(x̄_k) < −1, c2W_k/2
         inside, c2W_k above 1; clusters at f = ±1 are free and, by least squares, make
         Σσ = π/(2λ) and w(σ) = w (7) hold as nearly as the box allows."""
-        c1, c2 = self.constants(data)
-        weight = part.weights(data.weight)
-        x_sum = part.dense_sums(data.weighted_X)
-        xbar = x_sum / weight[:, None]
-        labeled = np.zeros(weight.size, dtype=bool)
-        labeled[part.labels[data.labeled]] = True
+        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        weight, x_sum, labeled = agg.weight, agg.x_sum, agg.labeled
+        xbar = agg.xbar
         f = xbar @ solution.coef + solution.bias
         tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.coef) + abs(solution.bias) + 1.0)
         C = c2 * weight
@@ -948,6 +1012,146 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         sigma[U] = repair_equalities(A[:1], target[:1], sigma[U], 0.0, C[U], free=ties[U])
         sigma[labeled] = 0.0
         return sigma
+
+    # ------------------------------------------------------------------ the chunked data pass
+    def check_blocks(self) -> None:
+        """Rows in blocks take the linear kernel only (a kernel needs every row's Gram)."""
+        if not self.linear:
+            raise InvalidParameterError(
+                f"PU learning with the {self.kernel.kind} kernel needs the kernel sums of all "
+                "rows at once; rows in blocks (--engine) take the linear kernel."
+            )
+
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0 when the rows are in blocks."""
+        return min(whole.n, max(2 * _SAMPLE_UNLABELED, 20 * whole.m))
+
+    def initial_rule(self, sample: PUData, whole: Any, rate: float) -> ScoreBins:
+        """C^0 without clustering every row at once: the linear PU fit of
+        :meth:`_sample_scores` on the sample (its positives by their centroid, every row
+        standing for n/|sample| rows), and the quantiles of its scores on the sample's
+        unlabeled rows as the edges of the unlabeled clusters (the positives: one cluster).
+        A sample without positives or without unlabeled rows gives one unlabeled cluster."""
+        P, U = sample.labeled, ~sample.labeled
+        n_unlabeled = max(1, round(whole.n * float(U.mean())))
+        k = n_clusters_for_rate(rate, n_unlabeled, minimum=min(n_unlabeled, _MIN_CLUSTERS))
+        if not (P.any() and U.any()):
+            return ScoreBins(np.zeros(whole.m), np.empty(0))
+        omega = sample.row_weights
+        mean_p = (omega[P] @ sample.X[P]) / omega[P].sum()
+        rows = np.vstack([mean_p, sample.X[U]])
+        weights = np.r_[omega[P].sum(), omega[U]] * (whole.n / sample.n)
+        mask = np.r_[True, np.zeros(int(U.sum()), dtype=bool)]
+        direction = pu_fit(rows, mask, weights, self.prior, self.lam, self.kernel).coef
+        score = sample.X[U] @ direction
+        return ScoreBins(direction, np.quantile(score, np.arange(1, k) / k))
+
+    def initial_labels(self, rows: PUData, offset: int, rule: ScoreBins) -> NDArray[np.int64]:
+        """Positives 0; an unlabeled row 1 + the bin of its score."""
+        bins = 1 + np.searchsorted(rule.edges, rows.X @ rule.direction)
+        return np.where(rows.labeled, 0, bins).astype(np.int64)
+
+    def cluster_columns(self, rows: PUData) -> NDArray[np.float64]:
+        """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
+        aggregated data (and tell whether the weights of P and U are exact)."""
+        if sp.issparse(rows.X):
+            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
+        w = rows.row_weights
+        return np.column_stack(
+            [np.ones(rows.n), w, (w != 1.0), rows.labeled, rows.weighted_X]
+        ).astype(np.float64, copy=False)
+
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> PUAggregate:
+        """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
+        count, positives = sums[:, 0], sums[:, 3]
+        assert np.all((positives == 0) | (positives == count)), "a cluster mixes P and U"
+        exact = not np.any(sums[:, 2])
+        return PUAggregate(
+            x_sum=np.ascontiguousarray(sums[:, 4:]),
+            weight=sums[:, 1].copy(),
+            labeled=positives > 0,
+            partition=partition,
+            total_error=0.0 if exact else (partition.n + 2) * EPS,
+        )
+
+    def bound_candidates(
+        self, agg: PUAggregate, solution: PUSolution
+    ) -> tuple[list[tuple[NDArray[np.float64], str]], float]:
+        """Per cluster (σ_k/W_k, α_k/W_k, c2'): σ per unit weight from the aggregated σ and from
+        the σ complementary slackness gives (w̄, β̄), values within 1e-12 of 0, c2/2, c2 snapped
+        to them and clipped to [0, c2']; α per unit weight c1 on P, −σ on U (7); c2' = c2
+        shrunk by its error bound (≤ the true c2: the box and min(σ, c2ω − σ) stay valid).
+        The context is the relative error bound of c1."""
+        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        relative = agg.total_error + 4 * EPS
+        c2_low = c2 * (1.0 - relative)
+        candidates = []
+        if solution.cluster_sigma is not None and solution.cluster_sigma.shape == agg.weight.shape:
+            candidates.append((solution.cluster_sigma, "the aggregated σ"))
+        if solution.coef is not None:
+            rebuilt = self._sigma_from_primal(agg, solution)
+            candidates.append((rebuilt, "the σ that complementary slackness gives the primal"))
+        out = []
+        for sigma, what in candidates:
+            s = np.where(agg.labeled, 0.0, sigma / agg.weight)
+            for anchor in (0.0, 0.5, 1.0):
+                s[np.abs(s - anchor * c2) <= 1e-12 * c2] = anchor * c2
+            s = np.clip(s, 0.0, c2_low)
+            d = np.column_stack([s, np.where(agg.labeled, c1, -s), np.full(s.size, c2_low)])
+            out.append((d, f"dual (6) at {what} spread over the unlabeled entries"))
+        return out, relative
+
+    @staticmethod
+    def _sigma_of_rows(rows: PUData, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """σ_u = s_u ω_u, the product rounded down by 2ε (s unweighted; 0 on P)."""
+        return s if rows.weight is None else (s * rows.weight) * (1.0 - 2.0 * EPS)
+
+    def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> PUTerms:
+        """The row sums of the bound of :meth:`lower_bound` on the block ``rows`` at the
+        per-row (σ/ω, α/ω, c2') of :meth:`bound_candidates`: Σσ, Σ_U min(σ, c2'ω − σ) and
+        w(σ) = Σ α_i x_i with their rounding bounds, max ‖x_i‖."""
+        sigma = self._sigma_of_rows(rows, d[:, 0])
+        unl = ~rows.labeled
+        alpha = (
+            d[:, 1]
+            if rows.weight is None
+            else np.where(rows.labeled, d[:, 1] * rows.weight, -sigma)
+        )
+        box = d[:, 2] * rows.row_weights
+        sum_sigma, sum_error = accurate_sum(sigma)
+        concave, concave_error = accurate_sum(np.minimum(sigma, box - sigma)[unl])
+        concave_error += 3 * EPS * float(box[unl].sum())  # the products c2'ω and the differences
+        top = float(np.abs(alpha).max(initial=0.0))
+        abs_bound = top * abs_column_sums(rows.X) * (1 + 2 * EPS)
+        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_bound)
+        return PUTerms(
+            sum_sigma, sum_error, concave, concave_error, w, w_error, max_row_norm(rows.X)
+        )
+
+    def bound_from_terms(
+        self,
+        terms: PUTerms,
+        relative: float,
+        n_clusters: int,
+        upper: float,
+        source: str,
+        feature_names: list[str],
+    ) -> Bound:
+        """−½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) minus the rounding allowances, |β*||ρ| (see
+        :meth:`lower_bound`) and what c1's error (``relative``) can change in ‖w(σ)‖²:
+        ‖Δw‖ ≤ relative · c1 Σ_P ω ‖x‖ ≤ relative · π/(2λ) · max ‖x‖."""
+        kmax = terms.row_norm**2 * (1 + 2 * EPS)
+        total = self.prior / (2.0 * self.lam)
+        norm_sq, quad_error, norm_up = squared_norm(terms.w, terms.w_error)
+        shift = relative * total * terms.row_norm * (1 + 4 * EPS)
+        quad_error += shift * (2 * norm_up + shift)
+        dual_value = -0.5 * norm_sq + terms.concave
+        g = self.prior * np.sqrt(kmax) / self.lam
+        w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
+        beta_bound = 1.0 + w_bound * np.sqrt(kmax)
+        rho = abs(terms.sum_sigma - total) + terms.sum_sigma_error + EPS * total
+        allowance = terms.concave_error + 0.5 * quad_error + rho * beta_bound
+        return Bound(dual_value - allowance, source, None, dual_value, allowance)
 
     def solution_from_dict(
         self, data: PUData, payload: dict[str, Any], dual: DualPoint | None = None
@@ -978,16 +1182,28 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             labels=np.arange(data.n),
         )
 
-    def solution_to_dict(self, data: PUData, solution: PUSolution) -> dict[str, Any]:
-        """β, w by column (linear kernel) and the prediction sign(f) of every row (f = 0 → +1)."""
+    def solution_to_dict(
+        self, data: PUData, solution: PUSolution, row_sums: NDArray | None = None
+    ) -> dict[str, Any]:
+        """β, w by column (linear kernel) and the prediction sign(f) of every row (f = 0 → +1);
+        rows in blocks (``row_sums`` of :meth:`solution_row_sums` over them, ``data`` their
+        header): the share of rows predicted +1 instead."""
         out: dict[str, Any] = {"b": float(solution.bias)}
         if solution.coef is not None:
             out["w"] = {
                 name: float(v) for name, v in zip(data.feature_names, solution.coef, strict=True)
             }
+        if row_sums is not None:
+            out["predicted_positive_share"] = float(row_sums[0] / row_sums[1])
+            return out
         f = self.training_scores(data, solution)
         out["predictions"] = np.where(f >= 0.0, 1, -1).tolist()
         return out
+
+    def solution_row_sums(self, rows: PUData, solution: PUSolution) -> NDArray[np.int64]:
+        """(rows predicted +1, rows) of a block."""
+        f = self.training_scores(rows, solution)
+        return np.array([int(np.count_nonzero(f >= 0.0)), rows.n], dtype=np.int64)
 
 
 def _feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:

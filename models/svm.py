@@ -37,6 +37,7 @@ entries, or at the dual complementary slackness gives the primal (the better of 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,8 +56,10 @@ from aidopt.certificate import (
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
+    added_blocks,
     max_row_norm,
     repair_equalities,
+    squared_norm,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -78,7 +81,6 @@ __all__ = [
     "SVMSolution",
     "cluster_duals",
     "dual_program",
-    "entry_duals_in_box",
     "optimal_intercept",
     "per_class_partition",
     "program_alpha",
@@ -181,23 +183,6 @@ def program_alpha(
     return feasible_dual(result.x[-upper.size :] * upper, y, upper)
 
 
-def entry_duals_in_box(
-    labels: NDArray[np.int64],
-    alpha: NDArray[np.float64],
-    y: NDArray[np.float64],
-    M: float,
-    weight: NDArray[np.float64] | None = None,
-) -> NDArray[np.float64]:
-    """a_i = ᾱ_k/W_k in [0, M] per unit weight (α̂_i = a_i w_i; w = 1 unweighted), values within
-    1e-12·M of a bound set to it, and Σ a_i w_i y_i = 0 restored on the entries strictly inside
-    the box (least-norm change)."""
-    a = np.clip(cluster_duals(labels, alpha, weight, per_unit_weight=True), 0.0, M)
-    a[a <= 1e-12 * M] = 0.0
-    a[a >= (1 - 1e-12) * M] = M
-    wy = y if weight is None else weight * y
-    return repair_equalities(wy[None, :], np.zeros(1), a, 0.0, M)
-
-
 def cluster_duals(
     labels: NDArray[np.int64],
     alpha: NDArray[np.float64],
@@ -235,17 +220,20 @@ class SVMAggregate:
 
 @dataclass(frozen=True, eq=False)
 class SVMSolution:
-    """A hyperplane (w, b) and, when the backend gives it, the cluster duals ᾱ of (9).
-
-    ``cluster_labels`` is the label vector of the partition the solution was computed on, so
-    that :meth:`entry_duals` can map ᾱ to the entries.
+    """A hyperplane (w, b) and, when the backend gives it, the cluster duals ᾱ of (9) on the
+    clusters ``partition`` (what :meth:`entry_duals` maps ᾱ to the entries with).
     """
 
     w: NDArray[np.float64]
     b: float
     alpha: NDArray[np.float64] | None = None
-    cluster_labels: NDArray[np.int64] | None = None
-    partition: Partition | None = field(default=None, repr=False, compare=False)
+    partition: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def cluster_labels(self) -> NDArray[np.int64] | None:
+        """The cluster of every entry (None without a partition, or with its labels kept beside
+        blocks of rows)."""
+        return getattr(self.partition, "labels", None)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         from aidopt.validation import check_predict_input
@@ -256,9 +244,45 @@ class SVMSolution:
     def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
         """α̂_i = ᾱ_k w_i / W_k for every entry (w: the data's row weights, None: |C_k|;
         feasible for (6); optimal when certified)."""
-        if self.alpha is None or self.cluster_labels is None:
+        if self.alpha is None:
             raise ValueError("this solution carries no dual values (its solver gave none)")
+        if self.cluster_labels is None:
+            raise ValueError("the entries' clusters are not in memory (rows in blocks)")
         return cluster_duals(self.cluster_labels, self.alpha, weight)
+
+
+@dataclass(frozen=True)
+class ScoreBins:
+    """C^0 for rows in blocks (:meth:`SVMModel.initial_rule`): the sample hyperplane (w, b)
+    and the score edges of each class's bins."""
+
+    w: NDArray[np.float64]
+    b: float
+    negative: NDArray[np.float64]  # the −1 class
+    positive: NDArray[np.float64]  # the +1 class
+
+
+@dataclass(frozen=True)
+class DualTerms:
+    """Row sums of the certificate at α (:meth:`SVMModel.bound_terms`); blocks of rows add."""
+
+    alpha_sum: float  # Σ α_i
+    alpha_sum_error: float  # a bound on its rounding error
+    rho: float  # Σ α_i y_i
+    rho_error: float
+    w: NDArray[np.float64]  # Σ α_i y_i x_i (m,)
+    w_error: NDArray[np.float64]  # a bound on its rounding error per coordinate
+    row_norm: float  # max_i ‖x_i‖₂, rounded up
+
+    @classmethod
+    def total(cls, blocks: list[DualTerms]) -> DualTerms:
+        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        return cls(
+            *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
+            *added_blocks([b.rho for b in blocks], [b.rho_error for b in blocks]),
+            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
+            max(b.row_norm for b in blocks),
+        )
 
 
 def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, NDArray]:
@@ -386,7 +410,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             w=w,
             b=float(pyo.value(model.b)),
             alpha=alpha,
-            cluster_labels=agg.partition.labels,
             partition=agg.partition,
         )
 
@@ -406,9 +429,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         """w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact best b̄ of (9) for it."""
         _, w = _dual_value(agg, alpha)
         b = optimal_intercept(agg.xbar @ w, agg.label, self.M * agg.weight)
-        return SVMSolution(
-            w=w, b=b, alpha=alpha, cluster_labels=agg.partition.labels, partition=agg.partition
-        )
+        return SVMSolution(w=w, b=b, alpha=alpha, partition=agg.partition)
 
     # ------------------------------------------------------------------ structure
     def to_structure(self, kind: type, agg: SVMAggregate, previous: Previous | None) -> WeightedSVM:
@@ -425,7 +446,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             w=answer.w,
             b=answer.b,
             alpha=answer.alpha,
-            cluster_labels=agg.partition.labels,
             partition=agg.partition,
         )
 
@@ -434,31 +454,53 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         """E^t = ½‖w‖² + M Σ_i ω_i max{0, 1 − y_i(w x_i + b)} (10) (row weights ω_i, 1
         unweighted), with a bound on its rounding error; regime_i = [1 − y_i(w x_i + b) > 0]
         (Prop. 3)."""
+        return self.evaluate_rows(data, solution, 0, data)
+
+    def evaluate_rows(
+        self, rows: SVMData, solution: SVMSolution, offset: int, whole: Any
+    ) -> Evaluation:
+        """:meth:`evaluate` on the block ``rows`` = entries offset, offset + 1, ... of ``whole``:
+        its share M Σ ω_i hinge_i of E^t (plus ½‖w‖² in the block at offset 0), the bound on
+        its rounding error, its regimes."""
         w, b = solution.w, solution.b
-        violation = 1.0 - data.y * (data.X @ w + b)
-        hinges = np.maximum(violation, 0.0)
-        omega = data.weight
-        hinge, hinge_error = accurate_weighted_sum(hinges, omega)
-        norm_sq = float(w @ w)
+        violation = 1.0 - rows.y * (rows.X @ w + b)
+        omega = rows.weight
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), omega)
         # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i (× ω_i)
         if omega is None:
-            scale = float(abs_column_sums(data.X) @ np.abs(w)) + data.n * (abs(b) + 1)
+            scale = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n * (abs(b) + 1)
         else:
-            scale = float((omega @ np.abs(data.X)) @ np.abs(w)) + float(omega.sum()) * (abs(b) + 1)
-            scale *= 1 + (data.n + 2) * EPS
-        score_error = (data.m + 3) * EPS * scale
-        error = self.M * (hinge_error + score_error) + (data.m + 2) * EPS * norm_sq
-        return Evaluation(
-            0.5 * norm_sq + self.M * hinge, (violation > 0).astype(np.int64), None, error
-        )
+            scale = float((omega @ np.abs(rows.X)) @ np.abs(w)) + float(omega.sum()) * (abs(b) + 1)
+            scale *= 1 + (rows.n + 2) * EPS
+        score_error = (rows.m + 3) * EPS * scale
+        objective = self.M * hinge
+        error = self.M * (hinge_error + score_error) + EPS * abs(objective)
+        if offset == 0:
+            norm_sq = float(w @ w)
+            objective += 0.5 * norm_sq
+            error += (rows.m + 2) * EPS * norm_sq + EPS * abs(objective)
+        return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
 
-    def solution_to_dict(self, data: SVMData, solution: SVMSolution) -> dict[str, Any]:
+    def solution_to_dict(
+        self, data: SVMData, solution: SVMSolution, row_sums: NDArray | None = None
+    ) -> dict[str, Any]:
+        """(w, b), the training accuracy and the label mapping; ``row_sums``: the sums of
+        :meth:`solution_row_sums` over all rows, when they are in blocks (``data``: their
+        header)."""
+        if row_sums is None:
+            row_sums = self.solution_row_sums(data, solution)
         return {
             "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
             "b": float(solution.b),
-            "training_accuracy": training_accuracy(data, solution.decision_function(data.X)),
+            "training_accuracy": float(row_sums[0] / row_sums[1]),
             "labels": data.label_mapping(),
         }
+
+    def solution_row_sums(self, rows: SVMData, solution: SVMSolution) -> NDArray[np.int64]:
+        """(entries with sign(f(x_i)) = y_i, entries) of a block: the training accuracy as sums
+        over rows (:func:`training_accuracy`)."""
+        correct = np.where(solution.decision_function(rows.X) > 0, 1.0, -1.0) == rows.y
+        return np.array([int(correct.sum()), rows.n], dtype=np.int64)
 
     def solution_from_dict(
         self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
@@ -479,55 +521,69 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         dual: DualPoint | None = None,
     ) -> Bound | None:
         """Weak duality on (6): for 0 ≤ α_i ≤ Mω_i (row weights ω, 1 unweighted) and any (w, b),
-        (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖² − b Σα_i y_i. α is the aggregated dual spread over the
-        entries (α̂_i = ᾱ_k ω_i/W_k, W_k = Σ_{C_k} ω_i; ᾱ_k/|C_k| unweighted, §3.2),
-        values within 1e-12 of a bound snapped to it and Σα̂_i y_i = 0 restored on the free
-        entries; what remains of ρ = Σα̂_i y_i costs |b*||ρ| with |b*| ≤ 1 + ‖w*‖ max_i‖x_i‖,
-        ‖w*‖ ≤ √(2E) (b* lies between the breakpoints y_i − w*·x_i). No duals (liblinear): no
-        bound."""
+        (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖² − b Σα_i y_i. α is a cluster dual spread over the
+        entries (α_i = a_k ω_i with a_k = ᾱ_k/W_k, W_k = Σ_{C_k} ω_i; ᾱ_k/|C_k| unweighted,
+        §3.2; :meth:`bound_candidates`); what rounding leaves of ρ = Σα_i y_i costs |b*||ρ| with
+        |b*| ≤ 1 + ‖w*‖ max_i‖x_i‖, ‖w*‖ ≤ √(2E) (b* lies between the breakpoints
+        y_i − w*·x_i). No duals (liblinear): no bound."""
         if dual is not None:
             a = dual.expand(data.n, evaluation.regime)
             if a.size and (a.min() < 0.0 or a.max() > self.M):
                 raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
             return self._bound_at(data, a, evaluation, upper, "the given dual point")
-        if solution.alpha is None or solution.cluster_labels is None:
+        part = solution.partition
+        if solution.alpha is None or part is None:
             return None
-        labels = solution.cluster_labels
-        candidates = [(solution.alpha, "the aggregated dual")]
-        candidates.append(
-            (
-                self._alpha_from_primal(data, solution),
-                "the dual that complementary slackness gives the primal",
-            )
-        )
+        candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
         return max(
             (
                 self._bound_at(
                     data,
-                    entry_duals_in_box(labels, alpha, data.y, self.M, data.weight),
+                    a[part.labels],
                     evaluation,
                     upper,
                     f"{what} spread over the entries, on all data",
                 )
-                for alpha, what in candidates
+                for a, what in candidates
             ),
             key=lambda b: b.value,
+            default=None,
         )
 
-    def _alpha_from_primal(self, data: SVMData, solution: SVMSolution) -> NDArray[np.float64]:
-        """ᾱ_k from complementary slackness at (w, b): M|C_k| where the cluster's centroid
+    def bound_candidates(
+        self, agg: SVMAggregate, solution: SVMSolution
+    ) -> tuple[list[tuple[NDArray[np.float64], str]], None]:
+        """The cluster duals per unit weight a_k ∈ [0, M] to spread over the entries, each with
+        what it is: the aggregated dual ᾱ and the dual complementary slackness gives (w̄, b̄),
+        each as a_k = ᾱ_k/W_k, values within 1e-12·M of a bound snapped to it and
+        Σ_k a_k W_k ȳ_k = 0 (= Σ_i α_i y_i) restored on the clusters strictly inside the box."""
+        if solution.alpha is None or solution.alpha.shape != agg.weight.shape:
+            return [], None
+        candidates = (
+            (solution.alpha, "the aggregated dual"),
+            (
+                self._alpha_from_primal(agg, solution),
+                "the dual that complementary slackness gives the primal",
+            ),
+        )
+        balance = (agg.weight * agg.label)[None, :]
+        out = []
+        for alpha, what in candidates:
+            a = np.clip(alpha / agg.weight, 0.0, self.M)
+            a[a <= 1e-12 * self.M] = 0.0
+            a[a >= (1 - 1e-12) * self.M] = self.M
+            out.append((repair_equalities(balance, np.zeros(1), a, 0.0, self.M), what))
+        return out, None
+
+    def _alpha_from_primal(self, agg: SVMAggregate, solution: SVMSolution) -> NDArray[np.float64]:
+        """ᾱ_k from complementary slackness at (w, b): M W_k where the cluster's centroid
         violates the margin, 0 where it is outside, free on the margin; the free ones make
         Σᾱ_k ȳ_k = 0 and Σᾱ_k ȳ_k x̄_k = w hold as nearly as the box allows (least squares,
         the balance row last: it is the one feasibility needs)."""
-        labels = solution.cluster_labels
-        part = solution.partition or Partition.from_labels(labels)
-        sizes, x_sum = _cluster_sums(data, part)  # W_k and Σ w_i x_i (|C_k|, Σ x_i unweighted)
-        ybar = np.zeros(sizes.size)
-        ybar[labels] = data.y
-        xbar = x_sum / sizes[:, None]
+        xbar, ybar = agg.xbar, agg.label
         violation = 1.0 - ybar * (xbar @ solution.w + solution.b)
         tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.w) + abs(solution.b) + 1.0)
-        upper = self.M * sizes
+        upper = self.M * agg.weight
         alpha = np.where(violation > 0, upper, 0.0)
         ties = np.abs(violation) <= tol
         alpha[ties] = 0.5 * upper[ties]
@@ -536,28 +592,97 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         alpha = repair_equalities(A, target, alpha, 0.0, upper, free=ties)
         return repair_equalities(A[:1], target[:1], alpha, 0.0, upper, free=ties)
 
-    def _bound_at(self, data, a, evaluation, upper, source) -> Bound:
-        """The bound of :meth:`lower_bound` at α = a∘ω, a ∈ [0, M]ⁿ per unit weight (α = a
-        unweighted; weighted, fl(a_i ω_i) is shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact
-        arithmetic)."""
-        source = f"dual (6) at {source}"
-        omega = data.weight
+    def bound_terms(self, rows: SVMData, a: NDArray[np.float64]) -> DualTerms:
+        """The row sums of the bound of :meth:`lower_bound` at α = a∘ω on the block ``rows``
+        (a ∈ [0, M] per unit weight, one per row; α = a unweighted; weighted, fl(a_i ω_i) is
+        shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i and
+        Σα_i y_i x_i with their rounding bounds, max_i ‖x_i‖."""
+        omega = rows.weight
         if omega is None:
-            alpha, abs_x = a, abs_column_sums(data.X)
+            alpha, abs_x = a, abs_column_sums(rows.X)
         else:
             alpha = (a * omega) * (1.0 - 2.0 * EPS)
-            abs_x = (omega @ np.abs(data.X)) * (1 + (data.n + 2) * EPS)
-        ay = alpha * data.y
+            abs_x = (omega @ np.abs(rows.X)) * (1 + (rows.n + 2) * EPS)
+        ay = alpha * rows.y
         total, total_error = accurate_sum(alpha)
         rho, rho_error = accurate_sum(ay)
-        w, w_error = accurate_tdot(data.X, ay, abs_bound=self.M * abs_x)
-        norm, norm_up = float(np.linalg.norm(w)), float(np.linalg.norm(np.abs(w) + w_error))
-        dual_value = total - 0.5 * norm**2
-        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * max_row_norm(data.X)
-        allowance = total_error + 0.5 * (norm_up**2 - norm**2) * (1 + 4 * EPS)
-        allowance += (abs(rho) + rho_error) * b_bound
+        w, w_error = accurate_tdot(rows.X, ay, abs_bound=self.M * abs_x)
+        return DualTerms(total, total_error, rho, rho_error, w, w_error, max_row_norm(rows.X))
+
+    def bound_from_terms(
+        self,
+        terms: DualTerms,
+        context: None,
+        n_clusters: int,
+        upper: float,
+        source: str,
+        feature_names: list[str],
+    ) -> Bound:
+        """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ| (see
+        :meth:`lower_bound`)."""
+        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
+        dual_value = terms.alpha_sum - 0.5 * norm_sq
+        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm
+        allowance = terms.alpha_sum_error + 0.5 * norm_sq_error
+        allowance += (abs(terms.rho) + terms.rho_error) * b_bound
+        source = f"dual (6) at {source}"
+        return Bound(dual_value - allowance, source, None, dual_value, allowance)
+
+    def _bound_at(self, data, a, evaluation, upper, source) -> Bound:
+        """The bound of :meth:`lower_bound` at α = a∘ω on all rows, with its dual point."""
+        terms = self.bound_terms(data, a)
+        bound = self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
         point = DualPoint.compress(a, evaluation.regime, (0.0, self.M))
-        return Bound(dual_value - allowance, source, point, dual_value, allowance)
+        return dataclasses.replace(bound, dual=point)
+
+    # ------------------------------------------------------------------ the chunked data pass
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0 when the rows are in blocks."""
+        return min(whole.n, max(_SAMPLE_MIN, 20 * whole.m))
+
+    def initial_rule(self, sample: SVMData, whole: Any, rate: float) -> ScoreBins:
+        """C^0 without clustering every row at once: the sample hyperplane of
+        :meth:`initial_partition`, and per class the quantiles of its scores on the sample as
+        the edges of ⌈r^0 n⌉ clusters shared in proportion to the classes (at least one each;
+        a class the sample missed is one cluster)."""
+        n = whole.n
+        positive = sample.y > 0
+        if positive.all() or not positive.any():
+            w0, b0 = np.zeros(whole.m), 0.0
+        else:
+            w0, b0 = self._sample_hyperplane(sample.X, sample.y, n / sample.n)
+        score = sample.X @ w0 + b0
+        total = n_clusters_for_rate(rate, n, minimum=2)
+        edges = []
+        for members in (score[~positive], score[positive]):
+            k = max(1, round(total * members.size / sample.n))
+            edges.append(np.quantile(members, np.arange(1, k) / k) if members.size else [])
+        return ScoreBins(w0, b0, np.asarray(edges[0]), np.asarray(edges[1]))
+
+    def initial_labels(self, rows: SVMData, offset: int, rule: ScoreBins) -> NDArray[np.int64]:
+        """Cluster labels of a block under ``rule``: its class's score bin (labels of the +1
+        class after those of the −1 class)."""
+        score = rows.X @ rule.w + rule.b
+        negative = np.searchsorted(rule.negative, score)
+        positive = rule.negative.size + 1 + np.searchsorted(rule.positive, score)
+        return np.where(rows.y > 0, positive, negative).astype(np.int64)
+
+    def cluster_columns(self, rows: SVMData) -> NDArray[np.float64]:
+        """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
+        if sp.issparse(rows.X):
+            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
+        return np.column_stack([np.ones(rows.n), rows.row_weights, rows.weighted_X, rows.y])
+
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:
+        """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
+        label = sums[:, -1] / sums[:, 0]
+        assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
+        return SVMAggregate(
+            x_sum=np.ascontiguousarray(sums[:, 2:-1]),
+            label=label,
+            weight=sums[:, 1].copy(),
+            partition=partition,
+        )
 
 
 def training_accuracy(data: SVMData, decision: NDArray[np.float64]) -> float:

@@ -1,11 +1,15 @@
-"""``aidopt bench scale``: LAD at n = 10^6 … 10^8 from Parquet parts, in memory and on Dask.
+"""``aidopt bench scale``: LAD (or the linear SVM) at n = 10^6 … 10^8 from Parquet parts, in
+memory and on Dask.
 
     aidopt bench scale --sizes 1000000,10000000 --m 20 --data-dir /data/aidopt-scale --out OUT
+    aidopt bench scale --model svm --sizes 10000000 --methods numpy,numpy-blocks,dask,xb
 
-Each instance (paper-style LAD, :func:`aidopt.data.lad.make_lad`, one seed per part) is written
-once as Parquet parts of ``--rows-per-part`` rows and row groups of ``--row-group`` rows under
-``--data-dir`` (outside the repository; reused by later runs). Every method runs in a fresh
-process (peak RSS of that process and its children, a hard time limit):
+Each instance (paper-style LAD, :func:`aidopt.data.lad.make_lad`, one seed per part; for
+``--model svm`` two overlapping classes, :func:`aidopt.data.svm.make_svm`, the parts sharing
+the class direction) is written once as Parquet parts of ``--rows-per-part`` rows and row
+groups of ``--row-group`` rows under ``--data-dir`` (outside the repository; reused by later
+runs). Every method runs in a fresh process (peak RSS of that process and its children, a
+hard time limit):
 
 * ``numpy`` — the parts read into memory, AID on all rows at once (today's default path);
 * ``numpy-blocks`` — the same rows in memory, the data passes on blocks of a row group;
@@ -14,7 +18,9 @@ process (peak RSS of that process and its children, a hard time limit):
 * ``xb`` — the bandwidth reference: a bare ``X @ b`` over the in-memory rows, per row group
   (and, for the Dask engine, reading each part and multiplying: ``read+xb``);
 * ``quantreg-pfn``, ``quantreg-fnb`` — R quantreg on the in-memory rows (timed inside R), when
-  Rscript and quantreg are installed and the rows fit.
+  Rscript and quantreg are installed and the rows fit (LAD only);
+* ``liblinear`` — scikit-learn's ``LinearSVC`` (hinge loss, C = M) on the in-memory rows (SVM
+  only; it penalises b² too: another problem, its objective (7) is reported, not certified).
 
 ``scale_runs.csv``: per (n, method) the status, objective E and Δ against the first exact
 method that finished, seconds split into read / passes / solves, passes per run, GB/s per pass
@@ -33,12 +39,19 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.bench.common import frame_markdown, parse_choice_list, run_isolated
+from aidopt.bench.common import (
+    BenchOptionError,
+    frame_markdown,
+    parse_choice_list,
+    run_isolated,
+)
 
 __all__ = ["METHODS", "add_arguments", "run", "run_method", "write_instance"]
 
-METHODS = ("numpy", "numpy-blocks", "dask", "xb", "quantreg-pfn", "quantreg-fnb")
+METHODS = ("numpy", "numpy-blocks", "dask", "xb", "quantreg-pfn", "quantreg-fnb", "liblinear")
 _EXACT = ("numpy", "numpy-blocks", "dask", "quantreg-pfn", "quantreg-fnb")
+MODELS = ("lad", "svm")
+_BASELINES = {"quantreg-pfn": "lad", "quantreg-fnb": "lad", "liblinear": "svm"}
 
 
 def _parse_sizes(text: str) -> list[int]:
@@ -50,19 +63,39 @@ def _parse_sizes(text: str) -> list[int]:
         ) from None
 
 
-def instance_folder(data_dir: Path, n: int, m: int, seed: int, rows_per_part: int) -> Path:
-    return data_dir / f"lad_n{n}_m{m}_seed{seed}_part{rows_per_part}"
+def instance_folder(
+    data_dir: Path, n: int, m: int, seed: int, rows_per_part: int, model: str = "lad"
+) -> Path:
+    return data_dir / f"{model}_n{n}_m{m}_seed{seed}_part{rows_per_part}"
+
+
+def _part_rows(model: str, rows: int, m: int, seed: int, p: int) -> tuple[Any, Any]:
+    """(X, y) of part p: ``make_lad(rows, m, seed=seed·100003 + p)``, or ``make_svm`` rows of
+    part p of one instance (labels ±1)."""
+    if model == "svm":
+        from aidopt.data.svm import make_svm
+
+        return make_svm(rows, m, seed=seed, part=p)
+    from aidopt.data.lad import make_lad
+
+    X, y, _, _ = make_lad(rows, m, seed=seed * 100_003 + p)
+    return X, y
 
 
 def write_instance(
-    data_dir: Path, n: int, m: int, seed: int, rows_per_part: int, row_group: int
+    data_dir: Path,
+    n: int,
+    m: int,
+    seed: int,
+    rows_per_part: int,
+    row_group: int,
+    model: str = "lad",
 ) -> Path:
     """The instance's Parquet parts (written unless complete already), column names x0 … and
-    y; part p holds ``make_lad(rows, m, seed=[seed, p])``."""
-    from aidopt.data.lad import make_lad
+    y (:func:`_part_rows`)."""
     from aidopt.data.parquet import _pyarrow
 
-    folder = instance_folder(data_dir, n, m, seed, rows_per_part)
+    folder = instance_folder(data_dir, n, m, seed, rows_per_part, model)
     done = folder / "_COMPLETE"
     if done.exists():
         return folder
@@ -71,7 +104,7 @@ def write_instance(
     names = [f"x{j}" for j in range(m)]
     for p, start in enumerate(range(0, n, rows_per_part)):
         rows = min(rows_per_part, n - start)
-        X, y, _, _ = make_lad(rows, m, seed=seed * 100_003 + p)
+        X, y = _part_rows(model, rows, m, seed, p)
         table = pa.table({**{c: X[:, j] for j, c in enumerate(names)}, "y": y})
         pq.write_table(table, folder / f"part-{p:05d}.parquet", row_group_size=row_group)
         print(f"  wrote part {p} ({start + rows:,} of {n:,} rows)", file=sys.stderr, flush=True)
@@ -79,44 +112,52 @@ def write_instance(
     return folder
 
 
-def _read(folder: str) -> tuple[Any, float]:
-    from aidopt.data.containers import RegressionData
+def _read(folder: str, model: Any) -> tuple[Any, float]:
     from aidopt.data.io import read_table
 
     start = time.perf_counter()
-    data = RegressionData.from_frame(read_table(folder), "y")
+    data = model.data_type.from_frame(read_table(folder), "y")
     return data, time.perf_counter() - start
 
 
 def run_method(
-    method: str, folder: str, row_group: int, time_limit: float, workers: int, tol: float
+    method: str,
+    folder: str,
+    row_group: int,
+    time_limit: float,
+    workers: int,
+    tol: float,
+    model_name: str = "lad",
 ) -> dict[str, Any]:
     """One method on one instance (called in a fresh process)."""
     from aidopt.driver import AIDSolver
-    from aidopt.models.lad import LADModel
+    from aidopt.registry import model as registered
 
-    model = LADModel()
+    model = registered(model_name)()
     out: dict[str, Any] = {"status": "ok"}
     if method == "dask":
-        from aidopt.data.containers import RegressionData
         from aidopt.engine.dask import DaskBlocks, local_client
 
         start = time.perf_counter()
         with local_client(workers=workers) as client:
-            blocks = DaskBlocks.from_parquet(client, folder, RegressionData, "y")
+            blocks = DaskBlocks.from_parquet(client, folder, model.data_type, "y")
             out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
             result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
             out["workers_peak_mb"] = sum(client.run(_peak_mb).values())
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
             client.cluster.close()
         return out | _result(result)
-    data, out["read_seconds"] = _read(folder)
+    data, out["read_seconds"] = _read(folder, model)
     if method == "xb":
         return out | {"xb_seconds": _xb(data, row_group)}
-    if method.startswith("quantreg"):
+    if method in _BASELINES:
         from aidopt.baselines import libraries
 
-        run = libraries.r_quantreg_pfn if method == "quantreg-pfn" else libraries.r_quantreg_fn
+        run = {
+            "quantreg-pfn": libraries.r_quantreg_pfn,
+            "quantreg-fnb": libraries.r_quantreg_fn,
+            "liblinear": libraries.liblinear_svc,
+        }[method]
         outcome = run(model, data, time_limit)
         if outcome.solution is None:
             return out | {"status": outcome.status, "message": outcome.message}
@@ -184,10 +225,16 @@ def _read_and_xb(client: Any, blocks: Any) -> float:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     import tempfile
 
+    parser.add_argument("--model", choices=MODELS, default="lad", help="the model measured")
     parser.add_argument("--sizes", type=_parse_sizes, default=[1_000_000], help="n, e.g. 1e6,1e7")
     parser.add_argument("--m", type=int, default=20, help="features")
     parser.add_argument("--seed", type=int, default=0, help="instance seed")
-    parser.add_argument("--methods", default="numpy,numpy-blocks,dask,xb,quantreg-pfn")
+    parser.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated (default: numpy,numpy-blocks,dask,xb and quantreg-pfn for LAD, "
+        "liblinear for the SVM)",
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -211,12 +258,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    methods = parse_choice_list(args.methods, METHODS, "method")
+    baseline = "quantreg-pfn" if args.model == "lad" else "liblinear"
+    methods = parse_choice_list(
+        args.methods or f"numpy,numpy-blocks,dask,xb,{baseline}", METHODS, "method"
+    )
+    wrong = [m for m in methods if _BASELINES.get(m, args.model) != args.model]
+    if wrong:
+        raise BenchOptionError(f"method(s) {', '.join(wrong)} are not for --model {args.model}")
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for n in args.sizes:
         folder = write_instance(
-            args.data_dir, n, args.m, args.seed, args.rows_per_part, args.row_group
+            args.data_dir, n, args.m, args.seed, args.rows_per_part, args.row_group, args.model
         )
         for method in methods:
             if method != "dask" and n * args.m > args.in_memory_limit:
@@ -226,7 +279,8 @@ def run(args: argparse.Namespace) -> int:
             res = run_isolated(
                 "aidopt.bench.scale:run_method",
                 {"method": method, "folder": str(folder), "row_group": args.row_group}
-                | {"time_limit": args.time_limit, "workers": args.workers, "tol": args.tol},
+                | {"time_limit": args.time_limit, "workers": args.workers, "tol": args.tol}
+                | {"model_name": args.model},
                 timeout=args.time_limit + 600,
             )
             print(f" {res.get('status')} {res.get('wall_seconds', 0):.1f} s", file=sys.stderr)
@@ -234,7 +288,7 @@ def run(args: argparse.Namespace) -> int:
     frame = _with_ratios(pd.DataFrame(rows), args.m)
     frame.to_csv(args.out / "scale_runs.csv", index=False)
     (args.out / "scale_summary.md").write_text(_markdown(frame))
-    _plot(frame, args.out / "scale_seconds.png")
+    _plot(frame, args.out / "scale_seconds.png", args.model, args.m)
     print(_markdown(frame))
     return 0
 
@@ -303,7 +357,7 @@ def _markdown(frame: Any) -> str:
     return frame_markdown(shown) + "\n"
 
 
-def _plot(frame: Any, path: Path) -> None:
+def _plot(frame: Any, path: Path, model: str, m: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -316,9 +370,10 @@ def _plot(frame: Any, path: Path) -> None:
             ax.plot(done["n"], done["wall_seconds"], marker="o", label=method)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("n (rows), m = 20")
+    ax.set_xlabel(f"n (rows), m = {m}")
     ax.set_ylabel("wall seconds (process)")
-    ax.set_title("LAD: AID in memory and on Dask vs R quantreg")
+    baseline = "R quantreg" if model == "lad" else "liblinear"
+    ax.set_title(f"{model.upper()}: AID in memory and on Dask vs {baseline}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

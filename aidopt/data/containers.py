@@ -189,8 +189,11 @@ class BinaryData(_Rows):
         target_name: str = "y",
         *,
         weight: ArrayLike | None = None,
+        classes: tuple[Any, Any] | None = None,
     ) -> BinaryData:
-        """Validate X and map a label vector with exactly two distinct values to ±1."""
+        """Validate X and map a label vector with exactly two distinct values to ±1; with
+        ``classes`` (the two values of all rows, for a block of them): ``classes[0]`` → −1,
+        ``classes[1]`` → +1, and any other value is an error."""
         X = check_matrix(X, "X", accept_sparse=True)
         labels = np.asarray(y)
         if labels.ndim == 2 and labels.shape[1] == 1:
@@ -199,6 +202,33 @@ class BinaryData(_Rows):
             raise DataError(f"y must be a 1-D array of labels, got shape {labels.shape}.")
         if labels.shape[0] != X.shape[0]:
             raise DataError(f"X has {X.shape[0]} rows but y has {labels.shape[0]} entries.")
+        if classes is None:
+            classes = cls.shared_options(labels)["classes"]
+        elif missing(labels).any():
+            cls.shared_options(labels)  # the named error
+        positive = labels == classes[1]
+        other = ~positive & (labels != classes[0])
+        if other.any():
+            raise DataError(
+                f"y has the label {_python(labels[np.flatnonzero(other)[0]])!r}, neither of "
+                f"the two classes {classes[0]!r}, {classes[1]!r} of the other rows."
+            )
+        names = check_feature_names(feature_names, X.shape[1])
+        return cls(
+            X=X,
+            y=np.where(positive, 1.0, -1.0),
+            classes=classes,
+            feature_names=names,
+            target_name=target_name,
+            weight=check_row_weights(weight, X.shape[0]),
+        )
+
+    @classmethod
+    def shared_options(cls, labels: ArrayLike) -> dict[str, Any]:
+        """What every block of rows must know of all rows' labels (the distinct values, or all
+        labels, in ``labels``): {"classes": their two values in sorted order}; NaN or other
+        than two values is an error."""
+        labels = np.asarray(labels)
         absent = missing(labels)
         if absent.any():
             raise DataError(
@@ -206,7 +236,7 @@ class BinaryData(_Rows):
                 f"{int(np.flatnonzero(absent)[0])}."
             )
         try:
-            classes, codes = np.unique(labels, return_inverse=True)
+            classes = np.unique(labels)
         except TypeError:  # mixed types that cannot be sorted
             raise DataError("y mixes label types that cannot be compared.") from None
         if classes.size != 2:
@@ -216,23 +246,17 @@ class BinaryData(_Rows):
                 "An SVM needs labels with exactly two distinct values; y has "
                 f"{classes.size} ({shown}{more})."
             )
-        names = check_feature_names(feature_names, X.shape[1])
-        return cls(
-            X=X,
-            y=np.where(codes == 1, 1.0, -1.0),
-            classes=(_python(classes[0]), _python(classes[1])),
-            feature_names=names,
-            target_name=target_name,
-            weight=check_row_weights(weight, X.shape[0]),
-        )
+        return {"classes": (_python(classes[0]), _python(classes[1]))}
 
     @classmethod
-    def from_frame(cls, frame: Table, target: str | None) -> BinaryData:
+    def from_frame(
+        cls, frame: Table, target: str | None, *, classes: tuple[Any, Any] | None = None
+    ) -> BinaryData:
         if target is None:
             raise DataError("A two-class model needs a target (label) column (--target).")
         y = target_column(frame, target)
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, y, names, target)
+        return cls.from_arrays(X, y, names, target, classes=classes)
 
     def label_mapping(self) -> dict[str, Any]:
         """{"-1": original value, "+1": original value}."""
@@ -242,7 +266,8 @@ class BinaryData(_Rows):
 @dataclass(frozen=True, eq=False)
 class PositiveUnlabeledData(_Rows):
     """PU data: X (N × d, dense or CSR) and the mask of the labeled positives (the rest is
-    unlabeled); optionally row weights w > 0 (as :class:`RegressionData`)."""
+    unlabeled); optionally row weights w > 0 (as :class:`RegressionData`). A block of the rows
+    of a larger data set may hold only positives or only unlabeled rows; the whole may not."""
 
     X: NDArray[np.float64]
     labeled: NDArray[np.bool_]
@@ -256,12 +281,15 @@ class PositiveUnlabeledData(_Rows):
             raise DataError(
                 f"X has shape {self.X.shape} but labeled has shape {self.labeled.shape}."
             )
-        if not self.labeled.any():
+
+    @staticmethod
+    def _check_both(labeled: NDArray[np.bool_]) -> None:
+        if not labeled.any():
             raise DataError(
                 "No labeled positives (target = 1): PU learning needs at least one labeled "
                 "positive row."
             )
-        if self.labeled.all():
+        if labeled.all():
             raise DataError(
                 "No unlabeled rows (target = 0): PU learning needs at least one unlabeled row."
             )
@@ -275,9 +303,11 @@ class PositiveUnlabeledData(_Rows):
         target_name: str = "s",
         *,
         weight: ArrayLike | None = None,
+        block: bool = False,
     ) -> PositiveUnlabeledData:
         """Validate X (finite numbers; scipy.sparse kept as CSR) and the 0/1 (or bool) labels:
-        1 = labeled positive."""
+        1 = labeled positive; both present, unless the rows are a ``block`` of a larger
+        data set (checked as a whole by :meth:`shared_options`)."""
         X = check_matrix(X, "X", accept_sparse=True)
         s = np.asarray(labeled)
         if s.ndim != 1 or s.shape[0] != X.shape[0]:
@@ -293,6 +323,8 @@ class PositiveUnlabeledData(_Rows):
                     f"found the values {{{shown}}}."
                 )
             s = s == 1
+        if not block:
+            cls._check_both(s)
         names = check_feature_names(feature_names, X.shape[1])
         return cls(
             X=X,
@@ -303,7 +335,9 @@ class PositiveUnlabeledData(_Rows):
         )
 
     @classmethod
-    def from_frame(cls, frame: Table, target: str | None) -> PositiveUnlabeledData:
+    def from_frame(
+        cls, frame: Table, target: str | None, *, block: bool = False
+    ) -> PositiveUnlabeledData:
         if target is None:
             raise DataError(
                 "PU learning needs a target column (1 = labeled positive, 0 = unlabeled)."
@@ -312,7 +346,15 @@ class PositiveUnlabeledData(_Rows):
         if missing(s).any():
             raise DataError(f"Target column {target!r} has missing values.")
         X, names = feature_matrix(frame, target)
-        return cls.from_arrays(X, s, names, target)
+        return cls.from_arrays(X, s, names, target, block=block)
+
+    @classmethod
+    def shared_options(cls, values: ArrayLike) -> dict[str, Any]:
+        """The target values of all rows (or their distinct values) hold a labeled positive
+        and an unlabeled row; every block is then read as a ``block``."""
+        values = np.asarray(values)
+        cls._check_both(np.isin(values, (1, True)) & ~missing(values))
+        return {"block": True}
 
     @property
     def n_labeled(self) -> int:

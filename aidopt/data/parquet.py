@@ -85,13 +85,15 @@ def _pyarrow():
     return pa, pq
 
 
-def read_part(part: str | Path, group: int | None = None) -> Any:
-    """Part ``part`` (row group ``group`` only, when given) as an Arrow table; a part that
-    vanished or is not readable Parquet is a DataError naming it."""
+def read_part(part: str | Path, group: int | None = None, columns: list[str] | None = None) -> Any:
+    """Part ``part`` (row group ``group`` only, when given; only ``columns``, when given) as an
+    Arrow table; a part that vanished or is not readable Parquet is a DataError naming it."""
     pa, _ = _pyarrow()
     try:
         file = open_part(part)
-        return file.read() if group is None else file.read_row_group(group)
+        if group is None:
+            return file.read(columns=columns)
+        return file.read_row_group(group, columns=columns)
     except FileNotFoundError:
         raise DataError(f"Parquet part {part} vanished while it was being read.") from None
     except (pa.ArrowException, OSError) as exc:

@@ -39,20 +39,28 @@ def make_svm(
     seed: int | None = 0,
     separation: float = 2.0,
     positive_fraction: float = 0.5,
+    part: int | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(X, y) with y ∈ {−1, +1} for an n × m instance (local RNG from ``seed``)."""
+    """(X, y) with y ∈ {−1, +1} for an n × m instance (local RNG from ``seed``). ``part``: the
+    rows of part ``part`` of a larger instance written in parts — u, s and t from ``seed``
+    (shared by the parts), the rows from (``seed``, ``part``)."""
     check_int(n, "n", "make_svm", low=2)
     check_int(m, "m", "make_svm", low=1)
     check_real(separation, "separation", "make_svm", low=0.0, closed="left")
     check_real(positive_fraction, "positive_fraction", "make_svm", low=0.0, high=1.0)
     rng = np.random.default_rng(seed)
+    if part is not None:
+        shared = rng
+        rng = np.random.default_rng([seed or 0, part])
     y = np.where(rng.random(n) < positive_fraction, 1.0, -1.0)
     y[:2] = (-1.0, 1.0)  # both classes are always present
-    u = rng.standard_normal(m)
+    if part is None:
+        shared = rng
+    u = shared.standard_normal(m)
     u /= np.linalg.norm(u)
     z = rng.standard_normal((n, m)) + (0.5 * separation) * y[:, None] * u
-    scale = np.exp(rng.uniform(np.log(0.5), np.log(2.0), size=m))
-    shift = rng.standard_normal(m)
+    scale = np.exp(shared.uniform(np.log(0.5), np.log(2.0), size=m))
+    shift = shared.standard_normal(m)
     return z * scale + shift, y
 
 

@@ -48,6 +48,8 @@ class Blocks(ABC):
     target_name: str | None
     #: True when the rows carry weights w_i
     weighted: bool
+    #: a data object of the model's type with no rows: the names, options and classes of all
+    header: Any
     #: passes over the data so far (kernels that read the blocks), and their seconds
     passes: int = 0
     pass_seconds: float = 0.0
@@ -156,6 +158,7 @@ class MemoryBlocks(Blocks):
         self.feature_names = list(data.feature_names)
         self.target_name = getattr(data, "target_name", None)
         self.weighted = getattr(data, "weight", None) is not None
+        self.header = block_of_rows(data, 0, 0)
         self._state: dict[str, list[Any]] = {}
 
     def _run(self, kernel, args, reads, writes, data):

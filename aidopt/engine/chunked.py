@@ -16,6 +16,12 @@ data pass* of the contract (:mod:`aidopt.contract`):
 ``bound_from_terms(terms, ctx, K, U, ...)``  the bound from the summed terms
 =========================================  ==================================================
 
+Optional: ``check_blocks()`` — refuses, before any reading, a setting of the model that needs
+every row at once (PU's non-linear kernels); ``solution_row_sums(rows, solution)`` — what the
+description of the answer sums over the rows (an SVM's training accuracy), passed summed to
+``solution_to_dict(header, solution, row_sums=...)``. A term of E^t that is not a row sum (a
+regulariser) comes with the block at offset 0.
+
 :func:`on_blocks` turns a model into one whose four data components (``initial_partition``,
 ``aggregate``, ``evaluate``, ``lower_bound``) run those hooks on a :class:`~aidopt.engine.blocks.
 Blocks` — in memory (numpy) or on Dask — and hands it to the same :class:`~aidopt.driver.AIDSolver`.
@@ -88,6 +94,10 @@ def _evaluate(block, offset, labels, model, solution, whole, duals):
 
 def _bound_terms(block, offset, labels, model, duals):
     return (), [model.bound_terms(block, s[labels]) for s in duals]
+
+
+def _solution_row_sums(block, offset, model, solution):
+    return (), model.solution_row_sums(block, solution)
 
 
 class _OnBlocks:
@@ -192,6 +202,18 @@ class _OnBlocks:
             )
         return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
 
+    def solution_to_dict(self, data: Blocks, solution: Any) -> dict[str, Any]:
+        """The model's description of the solution, on the blocks' header (names, classes);
+        a model that describes it by sums over the rows (``solution_row_sums``: an SVM's
+        training accuracy) gets them summed over every block (one pass)."""
+        plain = self._plain
+        if not callable(getattr(plain, "solution_row_sums", None)):
+            return plain.solution_to_dict(data.header, solution)
+        sums = data.run(_solution_row_sums, plain, solution)
+        return plain.solution_to_dict(  # type: ignore[call-arg]
+            data.header, solution, row_sums=np.sum(sums, axis=0)
+        )
+
     def _candidates(self, data: Blocks, solution: Any) -> tuple[list, Any]:
         """The model's candidate duals (and their context) from the aggregated data of the
         solution's clusters (the cached aggregate: computed again only when it is not)."""
@@ -220,6 +242,9 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
             f"The {model.name} model has no chunked data pass (only the linear models do: "
             f"it needs {', '.join(CHUNKED_HOOKS)}); run it with the numpy engine."
         )
+    check = getattr(model, "check_blocks", None)
+    if callable(check):
+        check()  # a setting of the model that needs every row at once
     made = _CLASSES.get(cls)
     if made is None:
         made = _CLASSES[cls] = type(f"{cls.__name__}OnBlocks", (_OnBlocks, cls), {})

@@ -16,6 +16,7 @@ that cannot be read is a :class:`~aidopt.exceptions.DataError` naming the file.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import os
 from dataclasses import dataclass
@@ -25,7 +26,13 @@ from typing import Any
 import numpy as np
 
 from aidopt.deadline import TimeLimitReached, check, remaining
-from aidopt.engine.blocks import Blocks, block_of_rows_indexed, concatenate_rows, row_blocks
+from aidopt.engine.blocks import (
+    Blocks,
+    block_of_rows,
+    block_of_rows_indexed,
+    concatenate_rows,
+    row_blocks,
+)
 from aidopt.exceptions import AidoptError, DataError
 
 __all__ = ["DaskBlocks", "ParquetRowGroup", "local_client"]
@@ -78,15 +85,29 @@ class ParquetRowGroup:
     group: int
     data_type: Any
     target: str | None
+    #: what every block must know of all rows (the data type's ``shared_options``)
+    options: tuple[tuple[str, Any], ...] = ()
 
     def load(self) -> Any:
         from aidopt.data.parquet import arrow_table, read_part
 
         table = arrow_table(read_part(self.path, self.group))
         try:
-            return self.data_type.from_frame(table, self.target)
+            return self.data_type.from_frame(table, self.target, **dict(self.options))
         except AidoptError as exc:
             raise DataError(f"Parquet part {self.path} (row group {self.group}): {exc}") from None
+
+    def distinct_targets(self) -> Any:
+        """The distinct values of the target column in this row group (that column read)."""
+        from aidopt.data.io import target_column
+        from aidopt.data.parquet import arrow_table, read_part
+
+        table = arrow_table(read_part(self.path, self.group, columns=[self.target]))
+        try:
+            values = target_column(table, self.target)
+        except AidoptError as exc:
+            raise DataError(f"Parquet part {self.path} (row group {self.group}): {exc}") from None
+        return np.unique(values) if values.dtype != object else np.array(list(set(values)), object)
 
 
 def _load(source: Any) -> Any:
@@ -138,8 +159,10 @@ class DaskBlocks(Blocks):
         target_name: str | None,
         weighted: bool,
         description: str,
+        header: Any,
     ) -> None:
         self.client = client
+        self.header = header
         self._sources = sources
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
@@ -162,7 +185,9 @@ class DaskBlocks(Blocks):
         persist: bool = False,
     ) -> DaskBlocks:
         """One block per row group of every part of ``path`` (a file, a directory, a glob);
-        the first row group is read here, to check the columns and name the features."""
+        the first row group is read here, to check the columns and name the features. A data
+        type whose blocks must agree on something only all rows tell (``shared_options``: an
+        SVM's two classes) gets it from a first pass over the target column."""
         from aidopt.data.parquet import check_columns, open_part, parquet_parts
 
         parts = parquet_parts(path)
@@ -180,6 +205,17 @@ class DaskBlocks(Blocks):
                     sizes.append(rows)
         if not sources:
             raise DataError(f"Data {path} has columns but no rows.")
+        shared = getattr(data_type, "shared_options", None)
+        if shared is not None and target is not None:
+            if target not in first_names:
+                import pandas as pd
+
+                from aidopt.data.io import target_column
+
+                target_column(pd.DataFrame(columns=first_names), target)  # the named error
+            found = client.gather(client.map(ParquetRowGroup.distinct_targets, sources))
+            options = tuple(shared(np.concatenate(found)).items())
+            sources = [dataclasses.replace(source, options=options) for source in sources]
         first = sources[0].load()
         if persist:
             sources = client.map(_load, sources, pure=False)
@@ -193,6 +229,7 @@ class DaskBlocks(Blocks):
             getattr(first, "target_name", None),
             getattr(first, "weight", None) is not None,
             description,
+            block_of_rows(first, 0, 0),
         )
 
     @classmethod
@@ -209,6 +246,7 @@ class DaskBlocks(Blocks):
             getattr(data, "target_name", None),
             getattr(data, "weight", None) is not None,
             f"dask engine, {len(blocks)} block(s) of ≤ {blocks[0].n} rows",
+            block_of_rows(data, 0, 0),
         )
 
     # ------------------------------------------------------------------ passes
