@@ -628,3 +628,29 @@ def test_bench_scale_end_to_end(tmp_path):
     assert runs.loc["dask", "pass_vs_xb"] > 0
     assert (tmp_path / "out" / "scale_seconds.png").stat().st_size > 0
     assert "| 3,000 | dask | optimal |" in done.stdout
+
+
+@pytest.mark.skipif(not AIDOPT.is_file(), reason=f"console script not installed at {AIDOPT}")
+def test_bench_scale_svm_end_to_end(tmp_path):
+    """`aidopt bench scale --model svm`: the parts of one SVM instance, in memory and in blocks
+    the same optimum; a baseline of the other model is refused by name."""
+    command = [
+        str(AIDOPT),
+        *("bench", "scale", "--model", "svm", "--sizes", "3000", "--m", "3"),
+        *("--rows-per-part", "1000", "--row-group", "400", "--methods", "numpy,numpy-blocks,xb"),
+        *("--tol", "1e-9", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "out")),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert len(sorted((tmp_path / "data").glob("svm_*/part-*.parquet"))) == 3
+    runs = pd.read_csv(tmp_path / "out" / "scale_runs.csv").set_index("method")
+    for method in ("numpy", "numpy-blocks"):
+        assert runs.loc[method, "status"] in ("optimal", "gap"), method
+        assert abs(runs.loc[method, "delta"]) <= 1e-9
+    wrong = subprocess.run(
+        [*command[:-4], "--methods", "quantreg-pfn", "--out", str(tmp_path / "x")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert wrong.returncode == 2 and "quantreg-pfn are not for --model svm" in wrong.stderr
