@@ -365,7 +365,8 @@ def _plot(frame: Any, path: Path, model: str, m: int) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for method, group in frame[frame["method"] != "xb"].groupby("method"):
-        done = group[group["wall_seconds"].notna() & (group["status"] != "skipped")]
+        finished = ~group["status"].isin(("skipped", "error", "timeout"))
+        done = group[group["wall_seconds"].notna() & finished]  # a stopped run is no time
         if len(done):
             ax.plot(done["n"], done["wall_seconds"], marker="o", label=method)
     ax.set_xscale("log")
