@@ -188,7 +188,7 @@ PU_CASES = {
     "pu": ({"lam": 0.01}, {}),
     "pu-weighted": ({"lam": 0.1}, {"weighted": True}),
     # (columns × 1e2 / 1e-2 already stall USMO, AID's default, in memory: see docs/scale.md)
-    "pu-scaled-10": ({"lam": 0.01}, {"scale": 10.0}),
+    "pu-scaled-10": ({"lam": 0.01}, {"scale": 10.0, "n": 200}),
 }
 
 
