@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ClusterCounts", "Partition", "nested_labels"]
+__all__ = ["ClusterCounts", "Partition", "nested_labels", "split_numbering"]
 
 
 class ClusterCounts:
@@ -219,11 +219,7 @@ class Partition(ClusterCounts):
         span = int(fine.max()) + 1
         pairs, inverse = np.unique(self.labels[split_rows] * span + fine, return_inverse=True)
         whole = np.flatnonzero(~impure)
-        child_parent = np.concatenate([whole, pairs // span])
-        child_fine = np.concatenate([np.full(whole.size, -1), pairs % span])
-        order = np.lexsort((child_fine, child_parent))
-        rank = np.empty(order.size, dtype=np.int64)
-        rank[order] = np.arange(order.size)
+        order, rank, child_parent = split_numbering(whole, pairs, span)
         slot = np.full(self.n_clusters, -1, dtype=np.int64)
         slot[whole] = np.arange(whole.size)
         labels = rank[slot[self.labels]]  # rows of pure clusters (others overwritten below)
@@ -265,6 +261,22 @@ class Partition(ClusterCounts):
     def forget_history(self) -> None:
         """Drop the reference to the previous partition (frees its cached sums)."""
         self._previous = None
+
+
+def split_numbering(
+    whole: NDArray[np.int64], keys: NDArray[np.int64], span: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """How a split numbers its children: the pure clusters ``whole`` kept as they are and the
+    parts ``keys`` = parent·span + finer value of the impure ones, all ordered by (parent,
+    finer value), a kept cluster before any part. Returns (order, rank, parent): the children
+    in order (indices into whole ++ keys), the rank of each, and the parent of each (in the
+    order of whole ++ keys)."""
+    parent = np.concatenate([whole, keys // span])
+    fine = np.concatenate([np.full(whole.size, -1), keys % span])
+    order = np.lexsort((fine, parent))
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return order, rank, parent
 
 
 def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:

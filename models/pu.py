@@ -906,8 +906,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         proportional to ω on clusters)."""
         c2 = self.constants(data)[1]
         unl = ~data.labeled
-        box = dual_box(c2, data.weight, data.n)
         if dual is not None:
+            box = dual_box(c2, data.weight, data.n)
             sigma = dual.expand(data.n, evaluation.regime)
             if sigma.size and (
                 sigma.min() < 0.0 or np.any(sigma > box) or np.any(sigma[~unl] != 0)
@@ -924,8 +924,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             return None
         totals = part.weights(data.weight)
         sigma = np.where(unl, (solution.cluster_sigma / totals)[part.labels] * data.row_weights, 0)
+        sigma = np.clip(sigma, 0.0, dual_box(c2, data.weight, data.n))
         source = "dual (6) at the aggregated σ spread over the unlabeled entries, on all data"
-        sigma = np.clip(sigma, 0.0, box)
         return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source)
 
     def _linear_bound(self, data, solution, evaluation, upper) -> Bound | None:
@@ -939,12 +939,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             source = f"{what}, on all data"
             bound = self.bound_from_terms(terms, context, 0, upper, source, data.feature_names)
             sigma = self._sigma_of_rows(data, per_row[:, 0])
-            if data.weight is None:
-                c2 = float(d[0, 2])
-                point = DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
-            else:
-                support = np.flatnonzero(sigma)
-                point = DualPoint(None, support.astype(np.int64), sigma[support])
+            point = self._dual_point_of(data, sigma, evaluation, float(d[0, 2]))
             bounds.append(dataclasses.replace(bound, dual=point))
         return max(bounds, key=lambda b: b.value, default=None)
 
@@ -954,7 +949,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         c1, c2 = self.constants(data)
         omega = data.row_weights
         unl = ~data.labeled
-        total = self.prior / (2.0 * self.lam)
         sum_sigma, sum_error = accurate_sum(sigma)
         concave, concave_error = accurate_sum(np.minimum(sigma, c2 * omega - sigma)[unl])
         if data.weight is not None:  # the products c2 ω_u
@@ -968,18 +962,42 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             norm_sq, quad_error, _ = squared_norm(w, w_error)
         else:
             quad_error = (data.n + 4) * EPS * (positive_mass + sum_sigma) ** 2 * kmax
+        bound = self._weak_duality(
+            norm_sq, quad_error, concave, concave_error, sum_sigma, sum_error, kmax, upper, source
+        )
+        return dataclasses.replace(bound, dual=self._dual_point_of(data, sigma, evaluation, c2))
+
+    def _dual_point_of(self, data, sigma, evaluation, c2: float) -> DualPoint:
+        """σ as a dual point: compressed by regime onto 0, c2/2, c2 (linear, unweighted), else
+        its support."""
+        if self.linear and data.weight is None:
+            return DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
+        support = np.flatnonzero(sigma)
+        return DualPoint(None, support.astype(np.int64), sigma[support])
+
+    def _weak_duality(
+        self,
+        norm_sq: float,
+        quad_error: float,
+        concave: float,
+        concave_error: float,
+        sum_sigma: float,
+        sum_error: float,
+        kmax: float,
+        upper: float,
+        source: str,
+    ) -> Bound:
+        """(5) ≥ −½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) − |β*||ρ| (:meth:`lower_bound`) from the sums
+        at σ and their error bounds: ρ = Σσ − π/(2λ), |β*| ≤ 1 + ‖w*‖√kmax,
+        ‖w*‖ ≤ g + √(g² + 2E), g = π√kmax/λ."""
+        total = self.prior / (2.0 * self.lam)
         dual_value = -0.5 * norm_sq + concave
         g = self.prior * np.sqrt(kmax) / self.lam
         w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
         beta_bound = 1.0 + w_bound * np.sqrt(kmax)
         rho = abs(sum_sigma - total) + sum_error + EPS * total
         allowance = concave_error + 0.5 * quad_error + rho * beta_bound
-        if self.linear and data.weight is None:
-            point = DualPoint.compress(sigma, evaluation.regime, (0.0, 0.5 * c2, c2))
-        else:
-            support = np.flatnonzero(sigma)
-            point = DualPoint(None, support.astype(np.int64), sigma[support])
-        return Bound(dual_value - allowance, source, point, dual_value, allowance)
+        return Bound(dual_value - allowance, source, None, dual_value, allowance)
 
     def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
         """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
@@ -1140,18 +1158,21 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """−½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) minus the rounding allowances, |β*||ρ| (see
         :meth:`lower_bound`) and what c1's error (``relative``) can change in ‖w(σ)‖²:
         ‖Δw‖ ≤ relative · c1 Σ_P ω ‖x‖ ≤ relative · π/(2λ) · max ‖x‖."""
-        kmax = terms.row_norm**2 * (1 + 2 * EPS)
-        total = self.prior / (2.0 * self.lam)
         norm_sq, quad_error, norm_up = squared_norm(terms.w, terms.w_error)
+        total = self.prior / (2.0 * self.lam)
         shift = relative * total * terms.row_norm * (1 + 4 * EPS)
         quad_error += shift * (2 * norm_up + shift)
-        dual_value = -0.5 * norm_sq + terms.concave
-        g = self.prior * np.sqrt(kmax) / self.lam
-        w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
-        beta_bound = 1.0 + w_bound * np.sqrt(kmax)
-        rho = abs(terms.sum_sigma - total) + terms.sum_sigma_error + EPS * total
-        allowance = terms.concave_error + 0.5 * quad_error + rho * beta_bound
-        return Bound(dual_value - allowance, source, None, dual_value, allowance)
+        return self._weak_duality(
+            norm_sq,
+            quad_error,
+            terms.concave,
+            terms.concave_error,
+            terms.sum_sigma,
+            terms.sum_sigma_error,
+            terms.row_norm**2 * (1 + 2 * EPS),
+            upper,
+            source,
+        )
 
     def solution_from_dict(
         self, data: PUData, payload: dict[str, Any], dual: DualPoint | None = None

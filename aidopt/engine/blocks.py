@@ -43,12 +43,7 @@ class Blocks(ABC):
     #: rows per block, and the first row of each block
     sizes: NDArray[np.int64]
     offsets: NDArray[np.int64]
-    m: int
-    feature_names: list[str]
-    target_name: str | None
-    #: True when the rows carry weights w_i
-    weighted: bool
-    #: a data object of the model's type with no rows: the names, options and classes of all
+    #: a data object of the model's type with no rows: m, the names, the classes of all rows
     header: Any
     #: passes over the data so far (kernels that read the blocks), and their seconds
     passes: int = 0
@@ -59,6 +54,23 @@ class Blocks(ABC):
     @property
     def n(self) -> int:
         return int(self.sizes.sum())
+
+    @property
+    def m(self) -> int:
+        return int(self.header.m)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.header.feature_names)
+
+    @property
+    def target_name(self) -> str | None:
+        return getattr(self.header, "target_name", None)
+
+    @property
+    def weighted(self) -> bool:
+        """True when the rows carry weights w_i."""
+        return getattr(self.header, "weight", None) is not None
 
     @property
     def n_blocks(self) -> int:
@@ -154,10 +166,6 @@ class MemoryBlocks(Blocks):
         self._blocks = row_blocks(data, chunk_rows)
         self.sizes = np.array([b.n for b in self._blocks], dtype=np.int64)
         self.offsets = np.cumsum(self.sizes) - self.sizes
-        self.m = data.m
-        self.feature_names = list(data.feature_names)
-        self.target_name = getattr(data, "target_name", None)
-        self.weighted = getattr(data, "weight", None) is not None
         self.header = block_of_rows(data, 0, 0)
         self._state: dict[str, list[Any]] = {}
 

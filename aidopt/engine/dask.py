@@ -154,22 +154,14 @@ class DaskBlocks(Blocks):
         client: Any,
         sources: list[Any],
         sizes: list[int],
-        m: int,
-        feature_names: list[str],
-        target_name: str | None,
-        weighted: bool,
-        description: str,
         header: Any,
+        description: str,
     ) -> None:
         self.client = client
         self.header = header
         self._sources = sources
         self.sizes = np.asarray(sizes, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
-        self.m = m
-        self.feature_names = feature_names
-        self.target_name = target_name
-        self.weighted = weighted
         self._description = description
         self._state: dict[str, list[Any]] = {}
 
@@ -220,17 +212,7 @@ class DaskBlocks(Blocks):
         if persist:
             sources = client.map(_load, sources, pure=False)
         description = f"dask engine, {len(sizes)} row group(s) of {path}"
-        return cls(
-            client,
-            sources,
-            sizes,
-            first.m,
-            list(first.feature_names),
-            getattr(first, "target_name", None),
-            getattr(first, "weight", None) is not None,
-            description,
-            block_of_rows(first, 0, 0),
-        )
+        return cls(client, sources, sizes, block_of_rows(first, 0, 0), description)
 
     @classmethod
     def from_data(cls, client: Any, data: Any, chunk_rows: int) -> DaskBlocks:
@@ -241,12 +223,8 @@ class DaskBlocks(Blocks):
             client,
             sources,
             [b.n for b in blocks],
-            data.m,
-            list(data.feature_names),
-            getattr(data, "target_name", None),
-            getattr(data, "weight", None) is not None,
-            f"dask engine, {len(blocks)} block(s) of ≤ {blocks[0].n} rows",
             block_of_rows(data, 0, 0),
+            f"dask engine, {len(blocks)} block(s) of ≤ {blocks[0].n} rows",
         )
 
     # ------------------------------------------------------------------ passes

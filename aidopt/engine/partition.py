@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.engine.blocks import Blocks
-from aidopt.partition import ClusterCounts
+from aidopt.partition import ClusterCounts, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]
 
@@ -175,11 +175,7 @@ class BlockPartition(ClusterCounts):
         child_regime[inverse] = regimes
         whole = np.flatnonzero(~impure)
         whole_regime = (pairs % _REGIMES)[np.isin(cluster, whole)]
-        child_parent = np.concatenate([whole, keys // span])
-        child_fine = np.concatenate([np.full(whole.size, -1), keys % span])
-        order = np.lexsort((child_fine, child_parent))
-        rank = np.empty(order.size, dtype=np.int64)
-        rank[order] = np.arange(order.size)
+        order, rank, child_parent = split_numbering(whole, keys, span)
         whole_rank = np.full(self.n_clusters, -1, dtype=np.int64)
         whole_rank[whole] = rank[: whole.size]
         key_rank = rank[whole.size :]
