@@ -591,7 +591,7 @@ class AIDSolver:
             iterations=len(records),
             n=run.data.n,
             m=run.data.m,
-            final_rate=records[-1].rate,
+            final_rate=records[-1].rate if records else run.partition.rate,
             seconds=time.perf_counter() - run.start,
             solution=best.solution,
             solution_dict=self.model.solution_to_dict(run.data, best.solution),

@@ -173,3 +173,28 @@ def test_time_limit_holds_on_badly_scaled_data(tmp_path: Path) -> None:
     # the scaled PU problems are solved, not just stopped (USMO's rounding floor)
     for name in ("pu ×1e5", "pu ×1e7"):
         assert json.loads(runs[name][1].stdout)["status"] == "optimal", name
+
+
+def test_a_time_limit_before_the_first_record_gives_a_result() -> None:
+    """The limit reached in the first certificate (an incumbent, no iteration recorded yet):
+    a time_limit result with the incumbent, not an error from building the result."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.data.lad import make_lad
+    from aidopt.deadline import check
+    from aidopt.driver import AIDSolver
+    from aidopt.models.lad import LADModel
+
+    class SlowBound(LADModel):
+        def lower_bound(self, *args, **kwargs):
+            time.sleep(0.6)
+            check("the certificate")
+            return super().lower_bound(*args, **kwargs)
+
+    X, y, _, _ = make_lad(500, 2, seed=0)
+    data = RegressionData.from_arrays(X, y)
+    with pytest.warns(ConvergenceWarning):
+        result = AIDSolver(SlowBound(), time_limit=0.5).solve(data)
+    assert result.status.value == "time_limit"
+    assert result.iterations == 0
+    assert result.final_rate == result.partition.rate
+    assert math.isfinite(result.objective)
