@@ -24,8 +24,9 @@ hard time limit):
 
 ``scale_runs.csv``: per (n, method) the status, objective E and Δ against the first exact
 method that finished, seconds split into read / passes / solves, passes per run, GB/s per pass
-(n·(m+1)·8 bytes per pass) and its ratio to ``xb``'s, peak MB (of the run's process, and the
-sum of the Dask workers' peaks); ``scale_summary.md`` the same
+(n·(m+1)·8 bytes per pass) and its ratio to ``xb``'s, peak MB (of the run's process, the sum
+of the Dask workers' peaks, and — what a machine must hold — the peak of the run's process and
+its workers together, sampled); ``scale_summary.md`` the same
 as a table; ``scale_seconds.png`` seconds against n per method.
 """
 
@@ -139,14 +140,14 @@ def run_method(
         from aidopt.engine.dask import DaskBlocks, local_client
 
         start = time.perf_counter()
-        with local_client(workers=workers) as client:
+        with _TreePeak() as together, local_client(workers=workers) as client:
             blocks = DaskBlocks.from_parquet(client, folder, model.data_type, "y")
             out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
             result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
             out["workers_peak_mb"] = sum(client.run(_peak_mb).values())
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
             client.cluster.close()
-        return out | _result(result)
+        return out | _result(result) | {"together_peak_mb": together.peak_mb}
     data, out["read_seconds"] = _read(folder, model)
     if method == "xb":
         return out | {"xb_seconds": _xb(data, row_group)}
@@ -172,6 +173,38 @@ def run_method(
     result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(data)
     passes = ("initial_partition", "aggregate", "evaluate", "lower_bound")
     return out | _result(result) | {"pass_seconds": sum(result.timing.get(p, 0.0) for p in passes)}
+
+
+class _TreePeak:
+    """The peak of the resident memory of this process and all its children together (the
+    Dask scheduler in this process, the workers in theirs), sampled every 0.2 s in a thread:
+    the separate peaks of the processes need not coincide."""
+
+    def __enter__(self) -> _TreePeak:
+        import threading
+
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        import psutil  # a dependency of dask.distributed
+
+        me = psutil.Process()
+        while not self._stop.wait(0.2):
+            total = 0
+            for proc in [me, *me.children(recursive=True)]:
+                try:
+                    total += proc.memory_info().rss
+                except psutil.Error:  # a process that ended meanwhile
+                    pass
+            self.peak_mb = max(self.peak_mb, total / 2**20)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _peak_mb() -> float:
@@ -303,6 +336,7 @@ def _with_ratios(frame: Any, m: int) -> Any:
         "xb_seconds",
         "xb_read_seconds",
         "workers_peak_mb",
+        "together_peak_mb",
     ):
         if column not in frame:
             frame[column] = np.nan
@@ -341,6 +375,7 @@ def _markdown(frame: Any) -> str:
         ("pass_vs_xb", "{:.2f}"),
         ("peak_mb", "{:.0f}"),
         ("workers_peak_mb", "{:.0f}"),
+        ("together_peak_mb", "{:.0f}"),
         ("delta", "{:.1e}"),
     ]
     import pandas as pd

@@ -4,8 +4,8 @@ A block is one row group of one Parquet part (or a chunk of in-memory / Dask arr
 kernel of a pass is one task per block; its new states are futures that stay on the worker that
 made them, and only the kernel's small result is gathered. Blocks read from Parquet are not
 persisted unless asked (``persist=True``): every pass re-reads them, so the workers' memory holds
-the labels and regimes (8 + 8 + 8 bytes per row) but never the data — what lets n × m exceed
-the machine's memory.
+the labels and regimes (1–4 bytes per row each, in their own memory maps) but never the data —
+what lets n × m exceed the machine's memory.
 
 Fault tolerance is Dask's: every Parquet block and every state is a task with its inputs, so
 when a worker is lost mid-pass the scheduler recomputes what it held from the lineage (reading
@@ -17,6 +17,7 @@ that cannot be read is a :class:`~aidopt.exceptions.DataError` naming the file.
 from __future__ import annotations
 
 import dataclasses
+import mmap
 import operator
 import os
 from dataclasses import dataclass
@@ -38,15 +39,20 @@ from aidopt.exceptions import AidoptError, DataError
 __all__ = ["DaskBlocks", "ParquetRowGroup", "local_client"]
 
 
-#: set in the workers before they start: large buffers from the heap, kept when freed, and
-#: Arrow on the system allocator — each pass allocates the same block-sized buffers again, and
-#: fresh pages cost more than the pass (a read-and-X@b pass over 10^7 × 20 in 40 row groups on
-#: 2 workers: 6.2–7.2 s with Dask's defaults, 2.3–3.2 s with these)
+#: set in the workers before they start: large buffers from the heap, kept when freed — each
+#: pass allocates the same block-sized buffers again, and fresh pages cost more than the pass (a
+#: read-and-X@b pass over 10^7 × 20 in 40 row groups on 2 workers: 6.2–7.2 s with Dask's
+#: defaults, 2.3–3.2 s with these) — and Arrow's buffers from its own pool (mimalloc), not from
+#: that heap: reading row group after row group through glibc fragmented the kept heap to
+#: ~0.6 GB per worker at 10^7 rows, against ~0.1 GB with the pool, at the same speed
 WORKER_ENV = {
     "MALLOC_MMAP_THRESHOLD_": 1 << 32,
     "MALLOC_TRIM_THRESHOLD_": 1 << 32,
-    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "ARROW_DEFAULT_MEMORY_POOL": "mimalloc",
 }
+#: states this large (a block's labels or regimes) live outside the heap (:func:`_off_heap`);
+#: smaller ones stay in it (a map per tiny block would use up the kernel's memory maps)
+_OFF_HEAP_BYTES = 1 << 16
 
 
 def local_client(
@@ -115,7 +121,24 @@ def _load(source: Any) -> Any:
 
 
 def _apply(kernel, source, offset, args, *states):
-    return kernel(None if source is None else _load(source), offset, *states, *args)
+    new, result = kernel(None if source is None else _load(source), offset, *states, *args)
+    return tuple(_off_heap(state) for state in new), result
+
+
+def _off_heap(state: Any) -> Any:
+    """A state array moved to its own anonymous memory map, outside malloc's heap: the workers
+    keep freed heap memory for the next pass's block buffers (``WORKER_ENV``), and long-lived
+    states scattered through that heap would keep it growing; a state dropped returns its pages
+    at once."""
+    if not isinstance(state, np.ndarray) or state.nbytes < _OFF_HEAP_BYTES:
+        return state
+    try:
+        pages = mmap.mmap(-1, state.nbytes)
+    except OSError:  # out of memory maps (vm.max_map_count): the heap will do
+        return state
+    out = np.frombuffer(pages, dtype=state.dtype).reshape(state.shape)
+    out[...] = state
+    return out
 
 
 def _state(out, j):

@@ -143,7 +143,9 @@ class BlockPartition(ClusterCounts):
         return int(self.sizes.sum())
 
     def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
-        """Σ_{i∈C_k} columns(block)_i per cluster (K × q): one data pass."""
+        """Σ_{i∈C_k} columns(block)_i per cluster (K × q): one data pass. The labels of the
+        partitions this one was split from are freed first (nothing reads them any more)."""
+        self.forget_history()
         total = None
         for present, sums in self.blocks.run(_cluster_sums, columns, reads=(self.slot,)):
             if total is None:
@@ -153,7 +155,9 @@ class BlockPartition(ClusterCounts):
         return total
 
     def split(self, regime: StateRef, finer: StateRef | None = None) -> tuple[BlockPartition, int]:
-        """As :meth:`aidopt.partition.Partition.split`, on the regimes kept beside the blocks."""
+        """As :meth:`aidopt.partition.Partition.split`, on the regimes kept beside the blocks.
+        A split that makes children reads the regimes for the last time: their slots are freed
+        (at 10^8 rows they are most of the workers' memory)."""
         reads = (self.slot, regime.slot, finer.slot if finer is not None else regime.slot)
         found = self.blocks.run(_regime_pairs, reads=reads, data=False)
         pairs = np.unique(np.concatenate([p for p, _ in found]))
@@ -192,6 +196,7 @@ class BlockPartition(ClusterCounts):
             writes=(new,),
             data=False,
         )
+        self.blocks.drop(*dict.fromkeys(reads[1:]))
         sizes = np.concatenate([self.sizes[whole], child_sizes])[order]
         regime_of = np.concatenate([whole_regime, child_regime])[order]
         child = BlockPartition(
