@@ -72,6 +72,12 @@ class Partition(ClusterCounts):
             raise ValueError(f"labels must be a non-empty 1-D array, got shape {raw.shape}")
         if not np.issubdtype(raw.dtype, np.integer):
             raise ValueError(f"labels must be integers, got dtype {raw.dtype}")
+        low, high = int(raw.min()), int(raw.max())
+        if low >= 0 and high < 2 * raw.size + 1024:  # a table of the label values: no sort
+            counts = np.bincount(raw)
+            present = counts > 0
+            rank = np.cumsum(present) - 1
+            return cls(labels=rank[raw].astype(np.int64, copy=False), sizes=counts[present])
         uniq, inverse = np.unique(raw, return_inverse=True)
         inverse = inverse.astype(np.int64, copy=False)
         return cls(labels=inverse, sizes=np.bincount(inverse, minlength=uniq.size))

@@ -328,16 +328,15 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         c_plus, c_minus = self.costs()
         tau = c_plus / (c_plus + c_minus)
         order = np.argsort(residual)
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
         centre = int(tau * n)
         lo, hi = max(0, centre - M // 2), min(n, centre + (M - M // 2))
+        rank = np.arange(n)
+        label_of_rank = np.empty(n, dtype=np.int64)  # filled in rank order: no masks over n
+        label_of_rank[:lo] = rank[:lo] * bins // max(lo, 1)
+        label_of_rank[lo:hi] = 2 * bins + rank[lo:hi]
+        label_of_rank[hi:] = bins + (rank[hi:] - hi) * bins // max(n - hi, 1)
         labels = np.empty(n, dtype=np.int64)
-        below, above = rank < lo, rank >= hi
-        labels[below] = rank[below] * bins // max(lo, 1)
-        labels[above] = bins + (rank[above] - hi) * bins // max(n - hi, 1)
-        mid = ~below & ~above
-        labels[mid] = 2 * bins + rank[mid]
+        labels[order] = label_of_rank
         return Partition.from_labels(labels)
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
