@@ -27,6 +27,27 @@ def test_from_labels_renumbers_and_counts(rng):
     assert part.rate == pytest.approx(4 / 200)
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        np.array([5]),
+        np.array([7, 7, 7], dtype=np.int8),
+        np.arange(60_000, dtype=np.uint16)[::-3],
+        np.array([-4, 2, -4, 9]),  # negative: the sorting path
+        np.array([0, 10**12, 3, 10**12]),  # values far beyond n: the sorting path
+        np.random.default_rng(1).integers(0, 2 * 300 + 1023, size=300),  # the table's edge
+    ],
+)
+def test_from_labels_numbers_as_a_sort_would(raw):
+    """Labels numbered by a table of their values (small non-negative labels) or by a sort give
+    the same partition: 0..K−1 in the order of the values."""
+    _, expected = np.unique(raw, return_inverse=True)
+    part = Partition.from_labels(raw)
+    assert part.labels.dtype == np.int64
+    np.testing.assert_array_equal(part.labels, expected)
+    np.testing.assert_array_equal(part.sizes, np.bincount(expected))
+
+
 def test_sums_and_means_equal_brute_force(rng):
     part = Partition.from_labels(rng.integers(0, 17, size=500))
     X = rng.standard_normal((500, 6))
