@@ -688,19 +688,23 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         weight, x_sum, y_sum = _cluster_sums(data, part)
         agg = LADAggregate(x_sum, y_sum, weight, part)
         candidates, gram = self.bound_candidates(agg, solution)
-        bounds = [
-            self._bound_at(
-                data,
-                s[part.labels],
-                evaluation,
-                upper,
+        found = []
+        for s, what in candidates:
+            spread = s[part.labels]
+            bound = self.bound_from_terms(
+                self.bound_terms(data, spread),
                 gram,
                 part.n_clusters,
+                upper,
                 f"{what} spread over the entries, on all data",
+                data.feature_names,
             )
-            for s, what in candidates
-        ]
-        return max((b for b in bounds if b is not None), key=lambda b: b.value, default=None)
+            if bound is not None:
+                found.append((bound, spread))
+        if not found:
+            return None
+        best, spread = max(found, key=lambda pair: pair[0].value)
+        return self._with_dual(best, spread, evaluation)  # the winner's dual point only
 
     def bound_candidates(
         self, agg: LADAggregate, solution: LADSolution
@@ -775,11 +779,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     def _bound_at(self, data, s, evaluation, upper, gram, terms, source) -> Bound | None:
         """The bound of :meth:`lower_bound` at u = s∘w on all rows, with its dual point."""
-        c_plus, c_minus = self.costs()
         sums = self.bound_terms(data, s)
         bound = self.bound_from_terms(sums, gram, terms, upper, source, data.feature_names)
-        if bound is None:
-            return None
+        return None if bound is None else self._with_dual(bound, s, evaluation)
+
+    def _with_dual(self, bound: Bound, s: NDArray[np.float64], evaluation: Evaluation) -> Bound:
+        """The bound with the dual point it was computed at (compact: the entries whose value
+        is not their regime's default)."""
+        c_plus, c_minus = self.costs()
         point = DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
         return dataclasses.replace(bound, dual=point)
 
