@@ -74,7 +74,7 @@ class Partition(ClusterCounts):
             raise ValueError(f"labels must be integers, got dtype {raw.dtype}")
         low, high = int(raw.min()), int(raw.max())
         if low >= 0 and high < 2 * raw.size + 1024:  # a table of the label values: no sort
-            counts = np.bincount(raw)
+            counts = np.bincount(raw.astype(np.int64, copy=False))
             present = counts > 0
             rank = np.cumsum(present) - 1
             return cls(labels=rank[raw].astype(np.int64, copy=False), sizes=counts[present])

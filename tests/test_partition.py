@@ -33,6 +33,7 @@ def test_from_labels_renumbers_and_counts(rng):
         np.array([5]),
         np.array([7, 7, 7], dtype=np.int8),
         np.arange(60_000, dtype=np.uint16)[::-3],
+        np.array([9, 2, 9, 4], dtype=np.uint64),
         np.array([-4, 2, -4, 9]),  # negative: the sorting path
         np.array([0, 10**12, 3, 10**12]),  # values far beyond n: the sorting path
         np.random.default_rng(1).integers(0, 2 * 300 + 1023, size=300),  # the table's edge
