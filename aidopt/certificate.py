@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,9 +50,12 @@ __all__ = [
     "accurate_tdot",
     "accurate_weighted_sum",
     "added_blocks",
+    "best_with_dual",
     "data_sums_cached",
     "dual_box",
+    "hinge_dual_value",
     "max_row_norm",
+    "plus_half_squared_norm",
     "relative_gap",
     "repair_equalities",
     "safe_min_eigenvalue",
@@ -85,6 +89,24 @@ def squared_norm(
     norm = float(np.linalg.norm(w))
     norm_up = float(np.linalg.norm(np.abs(w) + w_error))
     return norm**2, (norm_up**2 - norm**2) * (1 + 4 * EPS), norm_up
+
+
+def hinge_dual_value(
+    alpha_sum: float, alpha_sum_error: float, w: NDArray[np.float64], w_error: NDArray[np.float64]
+) -> tuple[float, float]:
+    """(Σα_i − ½‖w‖², its rounding allowance) — the dual objective of a hinge-loss SVM at α,
+    w = Σα_i (y_i) x_i computed with rounding bounds ``w_error`` per coordinate."""
+    norm_sq, norm_sq_error, _ = squared_norm(w, w_error)
+    return alpha_sum - 0.5 * norm_sq, alpha_sum_error + 0.5 * norm_sq_error
+
+
+def plus_half_squared_norm(
+    objective: float, error: float, norm_sq: float, m: int
+) -> tuple[float, float]:
+    """(E + ½‖w‖², its rounding bound) for an objective E with bound ``error`` and ‖w‖² of m
+    coordinates: the regulariser of an SVM's objective, added once to the sum of its losses."""
+    total = objective + 0.5 * norm_sq
+    return total, error + (m + 2) * EPS * abs(norm_sq) + EPS * abs(total)
 
 
 def accurate_sum(values: ArrayLike) -> tuple[float, float]:
@@ -293,6 +315,16 @@ class Bound:
     dual_value: float | None = None
     allowance: float = 0.0
     solver_attested: bool = False
+
+
+def best_with_dual(found: Iterable[tuple[Bound | None, Callable[[], DualPoint]]]) -> Bound | None:
+    """The highest of the bounds found (the first among equals; None when there is none), with
+    its dual point — made for the winner only: making a dual point is a pass over every entry."""
+    kept = [(bound, point) for bound, point in found if bound is not None]
+    if not kept:
+        return None
+    best, point = max(kept, key=lambda pair: pair[0].value)
+    return dataclasses.replace(best, dual=point())
 
 
 @dataclass(frozen=True)

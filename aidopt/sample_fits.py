@@ -24,7 +24,7 @@ from aidopt.kernels import Kernel, kernel_times
 if TYPE_CHECKING:
     from aidopt.solvers.usmo import USMOResult
 
-__all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_fit", "pu_scores", "quantile_fit"]
+__all__ = ["kernel_svm_scores", "linear_svm_fit", "pu_fit", "quantile_fit"]
 
 TIME_SHARE = 0.25  #: the share of the remaining time a sample fit may take
 MAX_ITER_KERNEL = 100_000  #: libsvm iterations of the kernel SVM sample fit
@@ -78,23 +78,6 @@ def kernel_svm_scores(
             coef = np.where(ys > 0, 1.0 / (ys > 0).sum(), -1.0 / (ys < 0).sum())
             sv, intercept = Xs, 0.0
     return kernel_times(kernel, X, sv, coef) + intercept
-
-
-def pu_scores(
-    X: NDArray[np.float64],
-    rows: NDArray[np.float64],
-    labeled: NDArray[np.bool_],
-    weights: NDArray[np.float64],
-    prior: float,
-    lam: float,
-    kernel: Kernel,
-) -> NDArray[np.float64]:
-    """f − β for the rows of X of a PU classifier fitted on the weighted sample ``rows``
-    (:func:`pu_fit`)."""
-    fit = pu_fit(rows, labeled, weights, prior, lam, kernel)
-    if fit.coef is not None:
-        return X @ fit.coef
-    return kernel_times(kernel, X, rows, fit.alpha)
 
 
 def pu_fit(

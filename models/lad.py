@@ -51,6 +51,7 @@ import dataclasses
 import math
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -68,6 +69,7 @@ from aidopt.certificate import (
     accurate_sum,
     accurate_tdot,
     added_blocks,
+    best_with_dual,
     repair_equalities,
     safe_min_eigenvalue,
 )
@@ -680,8 +682,10 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             s = dual.expand(data.n, evaluation.regime)
             if s.size and (s.min() < -c_minus or s.max() > c_plus):
                 raise ValueError(f"the dual point leaves its box [{-c_minus:g}, {c_plus:g}]")
-            gram = self._full_gram(data)
-            return self._bound_at(data, s, evaluation, upper, gram, data.n, "the given dual point")
+            bound = self._bound_at(
+                data, s, upper, self._full_gram(data), data.n, "the given dual point"
+            )
+            return best_with_dual([(bound, partial(self._dual_point, s, evaluation))])
         part = solution.partition
         if part is None:
             return None
@@ -691,20 +695,10 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         found = []
         for s, what in candidates:
             spread = s[part.labels]
-            bound = self.bound_from_terms(
-                self.bound_terms(data, spread),
-                gram,
-                part.n_clusters,
-                upper,
-                f"{what} spread over the entries, on all data",
-                data.feature_names,
-            )
-            if bound is not None:
-                found.append((bound, spread))
-        if not found:
-            return None
-        best, spread = max(found, key=lambda pair: pair[0].value)
-        return self._with_dual(best, spread, evaluation)  # the winner's dual point only
+            source = f"{what} spread over the entries, on all data"
+            bound = self._bound_at(data, spread, upper, gram, part.n_clusters, source)
+            found.append((bound, partial(self._dual_point, spread, evaluation)))
+        return best_with_dual(found)
 
     def bound_candidates(
         self, agg: LADAggregate, solution: LADSolution
@@ -777,18 +771,16 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         source = f"LP dual of (2) at {source}"
         return Bound(terms.value - allowance, source, None, terms.value, allowance)
 
-    def _bound_at(self, data, s, evaluation, upper, gram, terms, source) -> Bound | None:
-        """The bound of :meth:`lower_bound` at u = s∘w on all rows, with its dual point."""
+    def _bound_at(self, data, s, upper, gram, terms, source) -> Bound | None:
+        """The bound of :meth:`lower_bound` at u = s∘w on all rows (its dual point not yet
+        attached: :meth:`_dual_point`)."""
         sums = self.bound_terms(data, s)
-        bound = self.bound_from_terms(sums, gram, terms, upper, source, data.feature_names)
-        return None if bound is None else self._with_dual(bound, s, evaluation)
+        return self.bound_from_terms(sums, gram, terms, upper, source, data.feature_names)
 
-    def _with_dual(self, bound: Bound, s: NDArray[np.float64], evaluation: Evaluation) -> Bound:
-        """The bound with the dual point it was computed at (compact: the entries whose value
-        is not their regime's default)."""
+    def _dual_point(self, s: NDArray[np.float64], evaluation: Evaluation) -> DualPoint:
+        """s as a dual point (compact: the entries whose value is not their regime's default)."""
         c_plus, c_minus = self.costs()
-        point = DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
-        return dataclasses.replace(bound, dual=point)
+        return DualPoint.compress(s, evaluation.regime, (-c_minus, c_plus))
 
     def _rebuilt_dual(self, weight, x_sum, y_sum, S, solution: LADSolution) -> NDArray[np.float64]:
         """The cluster dual that complementary slackness gives (β₀, β): s_k = c⁺ where the

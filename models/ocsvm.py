@@ -47,8 +47,9 @@ from aidopt.certificate import (
     accurate_weighted_sum,
     added_blocks,
     dual_box,
+    hinge_dual_value,
+    plus_half_squared_norm,
     repair_equalities,
-    squared_norm,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -307,9 +308,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         objective = scale * hinge
         error = scale * (hinge_error + score_error) + (total_error + 2 * EPS) * abs(objective)
         if offset == 0:
-            norm_sq = float(w @ w)
-            objective += 0.5 * norm_sq
-            error += (rows.m + 2) * EPS * norm_sq + EPS * abs(objective)
+            objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
 
     def lower_bound(
@@ -394,9 +393,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         feature_names: list[str],
     ) -> Bound:
         """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances."""
-        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
-        value = terms.alpha_sum - 0.5 * norm_sq
-        allowance = terms.alpha_sum_error + 0.5 * norm_sq_error
+        value, allowance = hinge_dual_value(
+            terms.alpha_sum, terms.alpha_sum_error, terms.w, terms.w_error
+        )
         return Bound(value - allowance, source, None, value, allowance)
 
     def _bound(self, terms, source, evaluation, alpha, data) -> Bound:

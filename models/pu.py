@@ -47,7 +47,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -66,8 +66,10 @@ from aidopt.certificate import (
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
+    best_with_dual,
     dual_box,
     max_row_norm,
+    plus_half_squared_norm,
     repair_equalities,
     squared_norm,
 )
@@ -86,7 +88,7 @@ from aidopt.kernels import (
 from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.sample_fits import pu_fit, pu_scores
+from aidopt.sample_fits import pu_fit
 from aidopt.solvers.base import SolveResult
 from aidopt.span import CentroidSpan
 from aidopt.structures import PULearning
@@ -491,7 +493,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Partition.from_labels(labels)
 
     def _sample_scores(self, data: PUData, rng: np.random.Generator) -> NDArray[np.float64]:
-        """f − β on the unlabeled rows, f fitted (:func:`aidopt.sample_fits.pu_scores`, capped)
+        """f − β on the unlabeled rows, f fitted (:func:`aidopt.sample_fits.pu_fit`, capped)
         on ≤ 1,000 unlabeled and ≤ 500 positive rows, weighted to stand for all of them (the
         linear kernel uses the positives' centroid). Never worse than the class-mean direction:
         the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
@@ -509,7 +511,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             rows = np.vstack([data.X[sp_], sample_u])
             weights = np.r_[omega[sp_] * (omega[pos].sum() / omega[sp_].sum()), weights_u]
         mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
-        return pu_scores(data.X[unl], rows, mask, weights, self.prior, self.lam, self.kernel)
+        fit = pu_fit(rows, mask, weights, self.prior, self.lam, self.kernel)
+        if fit.coef is not None:
+            return data.X[unl] @ fit.coef
+        return kernel_times(self.kernel, data.X[unl], rows, fit.alpha)
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: PUData, partition: Partition) -> PUAggregate:
@@ -869,8 +874,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         error = c1 * pos_error + c2 * loss_error + max(c1, c2) * score_error
         error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
         if offset == 0:
-            objective += 0.5 * solution.norm_sq
-            error += (rows.m + 2) * EPS * abs(solution.norm_sq) + EPS * abs(objective)
+            objective, error = plus_half_squared_norm(objective, error, solution.norm_sq, rows.m)
         regime = np.where(rows.labeled, 0, _regime(f))
         return Evaluation(float(objective), regime, None, error)
 
@@ -932,16 +936,19 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """:meth:`lower_bound` for the linear kernel: the chunked pass's hooks on one block."""
         part = solution.partition
         candidates, context = self.bound_candidates(self.aggregate(data, part), solution)
-        bounds = []
+        found = []
         for d, what in candidates:
             per_row = d[part.labels]
             terms = self.bound_terms(data, per_row)
             source = f"{what}, on all data"
             bound = self.bound_from_terms(terms, context, 0, upper, source, data.feature_names)
-            sigma = self._sigma_of_rows(data, per_row[:, 0])
-            point = self._dual_point_of(data, sigma, evaluation, float(d[0, 2]))
-            bounds.append(dataclasses.replace(bound, dual=point))
-        return max(bounds, key=lambda b: b.value, default=None)
+            found.append((bound, partial(self._cluster_dual_point, data, per_row, evaluation)))
+        return best_with_dual(found)
+
+    def _cluster_dual_point(self, data, per_row, evaluation) -> DualPoint:
+        """The dual point of a candidate of :meth:`bound_candidates` spread over the rows."""
+        sigma = self._sigma_of_rows(data, per_row[:, 0])
+        return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
 
     def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source) -> Bound:
         """The bound of :meth:`lower_bound` at a per-entry σ (``norm_sq``: ‖w(σ)‖² when known,

@@ -37,8 +37,8 @@ entries, or at the dual complementary slackness gives the primal (the better of 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -57,9 +57,11 @@ from aidopt.certificate import (
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
+    best_with_dual,
+    hinge_dual_value,
     max_row_norm,
+    plus_half_squared_norm,
     repair_equalities,
-    squared_norm,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -476,9 +478,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         objective = self.M * hinge
         error = self.M * (hinge_error + score_error) + EPS * abs(objective)
         if offset == 0:
-            norm_sq = float(w @ w)
-            objective += 0.5 * norm_sq
-            error += (rows.m + 2) * EPS * norm_sq + EPS * abs(objective)
+            objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
 
     def solution_to_dict(
@@ -530,25 +530,19 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             a = dual.expand(data.n, evaluation.regime)
             if a.size and (a.min() < 0.0 or a.max() > self.M):
                 raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
-            return self._bound_at(data, a, evaluation, upper, "the given dual point")
+            bound = self._bound_at(data, a, upper, "the given dual point")
+            return best_with_dual([(bound, partial(self._dual_point, a, evaluation))])
         part = solution.partition
         if solution.alpha is None or part is None:
             return None
         candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
-        return max(
-            (
-                self._bound_at(
-                    data,
-                    a[part.labels],
-                    evaluation,
-                    upper,
-                    f"{what} spread over the entries, on all data",
-                )
-                for a, what in candidates
-            ),
-            key=lambda b: b.value,
-            default=None,
-        )
+        found = []
+        for a, what in candidates:
+            spread = a[part.labels]
+            source = f"{what} spread over the entries, on all data"
+            bound = self._bound_at(data, spread, upper, source)
+            found.append((bound, partial(self._dual_point, spread, evaluation)))
+        return best_with_dual(found)
 
     def bound_candidates(
         self, agg: SVMAggregate, solution: SVMSolution
@@ -620,20 +614,23 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     ) -> Bound:
         """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ| (see
         :meth:`lower_bound`)."""
-        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
-        dual_value = terms.alpha_sum - 0.5 * norm_sq
+        dual_value, allowance = hinge_dual_value(
+            terms.alpha_sum, terms.alpha_sum_error, terms.w, terms.w_error
+        )
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm
-        allowance = terms.alpha_sum_error + 0.5 * norm_sq_error
         allowance += (abs(terms.rho) + terms.rho_error) * b_bound
         source = f"dual (6) at {source}"
         return Bound(dual_value - allowance, source, None, dual_value, allowance)
 
-    def _bound_at(self, data, a, evaluation, upper, source) -> Bound:
-        """The bound of :meth:`lower_bound` at α = a∘ω on all rows, with its dual point."""
+    def _bound_at(self, data, a, upper, source) -> Bound:
+        """The bound of :meth:`lower_bound` at α = a∘ω on all rows (its dual point not yet
+        attached: :meth:`_dual_point`)."""
         terms = self.bound_terms(data, a)
-        bound = self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
-        point = DualPoint.compress(a, evaluation.regime, (0.0, self.M))
-        return dataclasses.replace(bound, dual=point)
+        return self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
+
+    def _dual_point(self, a: NDArray[np.float64], evaluation: Evaluation) -> DualPoint:
+        """a as a dual point (compact: the entries not at their regime's bound 0 or M)."""
+        return DualPoint.compress(a, evaluation.regime, (0.0, self.M))
 
     # ------------------------------------------------------------------ the chunked data pass
     def initial_sample_size(self, whole: Any) -> int:

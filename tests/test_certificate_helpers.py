@@ -7,7 +7,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from aidopt.certificate import EPS, accurate_sum, accurate_weighted_sum, dual_box
+from aidopt.certificate import (
+    EPS,
+    Bound,
+    DualPoint,
+    accurate_sum,
+    accurate_weighted_sum,
+    best_with_dual,
+    dual_box,
+    hinge_dual_value,
+    plus_half_squared_norm,
+)
 
 
 def test_accurate_weighted_sum_bounds_its_error_exactly():
@@ -76,3 +86,35 @@ def test_data_sums_are_cached_within_a_run_only(monkeypatch):
     np.testing.assert_array_equal(certificate.abs_column_sums(X), real(X))
     assert certificate.abs_column_sums(X)[0] >= 2 * first[0]
     assert certificate.max_row_norm(X) >= np.linalg.norm(X, axis=1).max()
+
+
+def test_best_with_dual_makes_the_winners_dual_point_only():
+    made = []
+
+    def point(tag):
+        def make():
+            made.append(tag)
+            return DualPoint(None, np.array([tag], dtype=np.int64), np.array([1.0]))
+
+        return make
+
+    found = [(Bound(1.0, "a"), point(0)), (None, point(1)), (Bound(3.0, "c"), point(2))]
+    found.append((Bound(3.0, "d"), point(3)))  # equal to the best: the first one wins
+    best = best_with_dual(found)
+    assert best.source == "c" and best.dual.index.tolist() == [2] and made == [2]
+    assert best_with_dual([(None, point(4))]) is None and made == [2]
+
+
+def test_dual_value_and_regulariser_bound_their_rounding_exactly():
+    rng = np.random.default_rng(1)
+    for scale in (1e-9, 1.0, 1e9):
+        w = scale * rng.standard_normal(7)
+        w_error = 1e-12 * np.abs(w)
+        value, allowance = hinge_dual_value(3.5, 1e-15, w, w_error)
+        # the exact ½‖w‖² of any vector in the box |w − w_exact| ≤ w_error
+        for corner in (w + w_error, w - w_error, w):
+            exact = Fraction(3.5) - sum(Fraction(float(c)) ** 2 for c in corner) / 2
+            assert abs(Fraction(value) - exact) <= Fraction(allowance)
+        total, error = plus_half_squared_norm(2.0, 0.0, float(w @ w), w.size)
+        exact = Fraction(2.0) + sum(Fraction(float(c)) ** 2 for c in w) / 2
+        assert abs(Fraction(total) - exact) <= Fraction(error)
