@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 __all__ = [
     "CHUNK",
@@ -153,7 +155,7 @@ def accurate_tdot(
     bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to save a pass over A.
     """
     n, p = A.shape
-    if sp.issparse(A):
+    if issparse(A):
         A = sp.csr_matrix(A)
         acc = np.zeros(p, dtype=np.longdouble)
         for start in range(0, n, CHUNK):
@@ -206,7 +208,7 @@ def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]
 
 
 def _abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
-    if sp.issparse(A):
+    if issparse(A):
         sums = np.asarray(abs(A).sum(axis=0), dtype=np.float64).ravel()
     else:
         sums = np.zeros(A.shape[1])
@@ -415,7 +417,7 @@ def max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
 
 
 def _max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:
-    if sp.issparse(X):
+    if issparse(X):
         sq = np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1)).ravel()
         value = float(np.sqrt(sq.max(initial=0.0)))
     else:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import sparse as sp
 
 __all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
 

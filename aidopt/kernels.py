@@ -22,9 +22,10 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 from aidopt.options import Option
 from aidopt.validation import check_kernel_options
 
@@ -55,7 +56,7 @@ def _is_real(value: object) -> bool:
 
 def squared_norms(A: np.ndarray | sp.spmatrix) -> np.ndarray:
     """Row-wise squared Euclidean norms ‖a_i‖² of a dense or sparse 2-D array."""
-    if sp.issparse(A):
+    if issparse(A):
         return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
     A = np.asarray(A, dtype=np.float64)
     return np.einsum("ij,ij->i", A, A)
@@ -161,7 +162,7 @@ class Kernel:
     ) -> np.ndarray:
         """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`)."""
         inner = A @ B.T
-        inner = inner.toarray() if sp.issparse(inner) else np.asarray(inner, dtype=np.float64)
+        inner = inner.toarray() if issparse(inner) else np.asarray(inner, dtype=np.float64)
         return self.from_inner(inner, sq_a, sq_b, A.shape[1])
 
     def diag(self, A: np.ndarray | sp.spmatrix) -> np.ndarray:
@@ -273,7 +274,7 @@ def kernel_times(
     for start in range(0, A.shape[0], step):
         rows = slice(start, start + step)
         block = kernel._block(A[rows], B, None if sq_a is None else sq_a[rows], sq_b)
-        out[rows] = (right.T @ block.T).T if sp.issparse(right) else block @ right
+        out[rows] = (right.T @ block.T).T if issparse(right) else block @ right
     return out
 
 
@@ -290,7 +291,7 @@ def _as_pair(
 
 
 def _as_2d(A: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:
-    if sp.issparse(A):
+    if issparse(A):
         A = sp.csr_matrix(A, dtype=np.float64)
     else:
         A = np.asarray(A, dtype=np.float64)

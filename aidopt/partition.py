@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 __all__ = ["ClusterCounts", "Partition", "nested_labels", "split_numbering"]
 
@@ -126,7 +128,7 @@ class Partition(ClusterCounts):
     def dense_sums(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
         """:meth:`sums` as a dense array (a sparse matrix's cluster sums, K × m, densified)."""
         s = self.sums(a)
-        return s.toarray() if sp.issparse(s) else s
+        return s.toarray() if issparse(s) else s
 
     def weights(self, weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
         """W_k = Σ_{i∈C_k} w_i, or |C_k| when every entry weighs 1 (``weight`` None)."""
@@ -135,26 +137,26 @@ class Partition(ClusterCounts):
     def means(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64] | sp.csr_matrix:
         """Centroids x̄_k = Σ_{i∈C_k} a_i / |C_k|."""
         s = self.sums(a)
-        if sp.issparse(s):
+        if issparse(s):
             return sp.csr_matrix(sp.diags(1.0 / self.sizes) @ s)
         if s.ndim == 1:
             return s / self.sizes
         return s / self.sizes[:, None]
 
     def _full_sums(self, a):
-        if sp.issparse(a):
+        if issparse(a):
             return sp.csr_matrix(self.indicator() @ a)
         arr = np.asarray(a, dtype=np.float64)
         if arr.ndim == 1:
             return np.bincount(self.labels, weights=arr, minlength=self.n_clusters)
-        return np.asarray(self.indicator() @ arr)
+        return _label_sums(self.labels, arr, self.n_clusters)
 
     def _update_sums(self, a, previous_sums):
         """Sums of the new clusters from the previous ones: copy the unsplit, re-sum the split."""
         assert self.parent is not None and self._split_rows is not None
         rows = self._split_rows
         remade = self.sizes != self._previous.sizes[self.parent]
-        if sp.issparse(previous_sums):
+        if issparse(previous_sums):
             kept = sp.diags((~remade).astype(np.float64)) @ previous_sums[self.parent]
             part = sp.csr_matrix(
                 (np.ones(rows.size), (self.labels[rows], np.arange(rows.size))),
@@ -167,11 +169,7 @@ class Partition(ClusterCounts):
         if arr.ndim == 1:
             out += np.bincount(self.labels[rows], weights=arr[rows], minlength=self.n_clusters)
         else:
-            part = sp.csr_matrix(
-                (np.ones(rows.size), (self.labels[rows], np.arange(rows.size))),
-                shape=(self.n_clusters, rows.size),
-            )
-            out += part @ arr[rows]
+            out += _label_sums(self.labels[rows], arr[rows], self.n_clusters)
         return out
 
     # ------------------------------------------------------------------ declustering
@@ -297,3 +295,19 @@ def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:
         raise ValueError(f"groups has shape {g.shape} but labels has shape {lab.shape}")
     span = int(lab.max()) + 1 if lab.size else 1
     return (g - g.min()) * span + lab
+
+
+_BINCOUNT_ENTRIES = 2**16  # below this many entries, sum a matrix by labels column by column
+
+
+def _label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """(k, m) sums Σ_{i: labels_i = c} a_i, added in row order either way: one ``bincount`` per
+    column for a small ``a`` (no SciPy import on a small run), else the sparse k × n indicator
+    times ``a`` (one pass over the rows instead of m)."""
+    if a.size <= _BINCOUNT_ENTRIES:
+        columns = [np.bincount(labels, weights=column, minlength=k) for column in a.T]
+        return np.stack(columns, axis=1) if columns else np.zeros((k, 0))
+    indicator = sp.csr_matrix(
+        (np.ones(labels.size), (labels, np.arange(labels.size))), (k, a.shape[0])
+    )
+    return np.asarray(indicator @ a)

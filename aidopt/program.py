@@ -16,8 +16,9 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from aidopt.lazy import sparse as sp
 
 __all__ = ["BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "MatrixProgram", "ProblemClass"]
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 __all__ = ["CentroidSpan"]
 
@@ -35,7 +37,7 @@ class CentroidSpan:
 
     @classmethod
     def of(cls, centroids: ArrayLike | sp.spmatrix, rtol: float | None = None) -> CentroidSpan:
-        a = centroids.toarray() if sp.issparse(centroids) else np.asarray(centroids, np.float64)
+        a = centroids.toarray() if issparse(centroids) else np.asarray(centroids, np.float64)
         if a.ndim != 2 or a.shape[0] == 0:
             raise ValueError(f"centroids must be a non-empty 2-D array, got shape {a.shape}")
         _, s, vt = np.linalg.svd(a, full_matrices=False)
@@ -53,7 +55,7 @@ class CentroidSpan:
 
     def reduce(self, x: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
         """V x for the rows of x (dense or sparse), i.e. their coordinates in the span."""
-        if sp.issparse(x):
+        if issparse(x):
             return np.asarray(x @ self.basis.T)
         return np.asarray(x, dtype=np.float64) @ self.basis.T
 

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from aidopt.lazy import sparse as sp
 
 __all__ = [
     "BoxQP",

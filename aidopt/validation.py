@@ -12,10 +12,11 @@ from numbers import Integral, Real
 from typing import Any, Literal, overload
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 __all__ = [
     "check_bool",
@@ -166,7 +167,7 @@ def check_matrix(
     X: ArrayLike | sp.spmatrix, name: str = "X", *, accept_sparse: bool = False
 ) -> NDArray[np.float64] | sp.csr_matrix:
     """A non-empty 2-D float64 matrix with finite entries (C-contiguous, or CSR when sparse)."""
-    if sp.issparse(X):
+    if issparse(X):
         if not accept_sparse:
             raise DataError(f"{name} is a sparse matrix; this model needs dense data.")
         out = sp.csr_matrix(X, dtype=np.float64)
@@ -203,7 +204,7 @@ def check_predict_input(
     SVMSolution is expecting 3 features as input."), never NaN scores, labels of garbage, or a
     matmul error from numpy. Zero rows are allowed (the answer is empty).
     """
-    if sp.issparse(X):
+    if issparse(X):
         if not accept_sparse:
             raise DataError(f"{name} is a sparse matrix; {owner} needs dense data.")
         out = sp.csr_matrix(X, dtype=np.float64)

@@ -55,8 +55,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -343,7 +345,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
         """Fit on the sample (least squares or LAD): only used to place the initial clusters."""
-        X = X.toarray() if sp.issparse(X) else X  # the sample is small
+        X = X.toarray() if issparse(X) else X  # the sample is small
         design = np.column_stack([np.ones(len(y)), X]) if self.fit_intercept else X
         if self.sample_fit == "fn":
             c_plus, c_minus = self.costs()
@@ -412,7 +414,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     def cluster_columns(self, rows: LADData) -> NDArray[np.float64]:
         """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data."""
-        if sp.issparse(rows.X):
+        if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         return np.column_stack([rows.row_weights, rows.weighted_X, rows.weighted_y])
 
@@ -429,7 +431,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
         if (
             data.weight is None
-            and not sp.issparse(data.X)
+            and not issparse(data.X)
             and partition.n_clusters == data.n
             and np.array_equal(partition.labels, np.arange(data.n))
         ):  # singletons (the full problem): the data themselves, no copy
@@ -802,7 +804,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         w = data.weight
         for start in range(0, data.n, 65536):
             block = data.X[start : start + 65536]
-            block = block.toarray() if sp.issparse(block) else block
+            block = block.toarray() if issparse(block) else block
             if self.fit_intercept:
                 block = np.hstack([np.ones((block.shape[0], 1)), block])
             weighted = block if w is None else block * w[start : start + 65536, None]

@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -430,7 +432,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     def cluster_columns(self, rows: FeatureData) -> NDArray[np.float64]:
         """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and
         tell whether N = Σ W_k is exact)."""
-        if sp.issparse(rows.X):
+        if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
         return np.column_stack([w, (w != 1.0).astype(np.float64), rows.weighted_X])

@@ -42,8 +42,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -193,7 +195,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     def check_data(self, data: FeatureData) -> None:
         if data.n < 2:
             raise DataError(f"A domain of novelty needs at least 2 rows; got {data.n}.")
-        if sp.issparse(data.X):
+        if issparse(data.X):
             raise DataError("The kernel one-class models need dense X (X.toarray()).")
 
     def default_rate(self, data: FeatureData) -> float:

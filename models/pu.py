@@ -51,8 +51,10 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -138,7 +140,7 @@ def optimal_bias(
 
 
 def _dense(X: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
-    return X.toarray() if sp.issparse(X) else X
+    return X.toarray() if issparse(X) else X
 
 
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -472,7 +474,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def check_data(self, data: PUData) -> None:
         """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
-        if not self.linear and sp.issparse(data.X):
+        if not self.linear and issparse(data.X):
             raise DataError(
                 f"PU learning with the {self.kernel.kind} kernel needs dense X; convert it "
                 "(X.toarray()) or use the linear kernel, which keeps X sparse."
@@ -1079,7 +1081,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def cluster_columns(self, rows: PUData) -> NDArray[np.float64]:
         """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
         aggregated data (and tell whether the weights of P and U are exact)."""
-        if sp.issparse(rows.X):
+        if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
         return np.column_stack(

@@ -62,8 +62,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -281,7 +283,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for g in (_NEG, _POS, _UNL):
             rows = np.flatnonzero(group == g)
             block = data.X[rows]
-            block = block.toarray() if sp.issparse(block) else block
+            block = block.toarray() if issparse(block) else block
             if self.init == "one-pass":
                 labels[rows] = kmeans_one_pass(block, int(k[g]), rng)
             else:
@@ -714,7 +716,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for k in targets:
             rows = partition.members(int(k))
             block = data.X[rows]
-            blocks[int(k)] = (rows, block.toarray() if sp.issparse(block) else np.asarray(block))
+            blocks[int(k)] = (rows, block.toarray() if issparse(block) else np.asarray(block))
         chosen = list(blocks)
         if hyperplane is not None:
             w, b = hyperplane
@@ -746,7 +748,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for start in range(0, rows.size, 4096):
             chunk = rows[start : start + 4096]
             block = data.X[chunk]
-            block = block.toarray() if sp.issparse(block) else block
+            block = block.toarray() if issparse(block) else block
             dist[chunk] = np.linalg.norm(block - centroids[partition.labels[chunk]], axis=1)
         rho = np.zeros(partition.n_clusters)
         np.maximum.at(rho, partition.labels, dist)

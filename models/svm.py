@@ -42,8 +42,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -666,7 +668,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     def cluster_columns(self, rows: SVMData) -> NDArray[np.float64]:
         """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
-        if sp.issparse(rows.X):
+        if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         return np.column_stack([np.ones(rows.n), rows.row_weights, rows.weighted_X, rows.y])
 

@@ -44,8 +44,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -228,7 +230,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     # ------------------------------------------------------------------ data / clustering
     def check_data(self, data: SVMData) -> None:
         """Dense X only: the kernel blocks are dense anyway (sparse input: the linear SVM)."""
-        if sp.issparse(data.X):
+        if issparse(data.X):
             raise DataError(
                 "The kernel SVM needs dense X; convert it (X.toarray()) or use the linear SVM, "
                 "which keeps X sparse."

@@ -177,13 +177,34 @@ def test_closed_stdout_pipe_ends_quietly(tmp_path):
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
 
 
-def test_the_command_line_loads_no_heavy_library_it_does_not_use(tmp_path):
-    """Pyomo (~0.7 s to import), scikit-learn (~0.5 s) and matplotlib: `aidopt solve lad` on
-    the Frisch-Newton route uses none of them and must not pay for them."""
+def _ten_row_file(path: Path, model: str) -> list[str]:
+    """A 10-row CSV for ``model`` and the arguments that solve it."""
+    x1, x2 = [(7 * i) % 10 - 4.5 for i in range(10)], [(3 * i) % 7 - 3.0 for i in range(10)]
+    if model == "lad":
+        last, args = (
+            [2 * a - b + (i % 3) for i, (a, b) in enumerate(zip(x1, x2, strict=True))],
+            ["y"],
+        )
+    elif model == "svm":
+        last, args = [1 if a + 0.3 * b > 0 else -1 for a, b in zip(x1, x2, strict=True)], ["y"]
+        last[0] = -last[0]  # not separable
+    else:
+        last, args = [1 if i % 3 == 0 else 0 for i in range(10)], ["s", "--prior", "0.4"]
+    rows = [f"{a},{b},{c}" for a, b, c in zip(x1, x2, last, strict=True)]
+    path.write_text(f"x1,x2,{args[0]}\n" + "\n".join(rows) + "\n")
+    return ["solve", model, "--data", str(path), "--target", *args]
+
+
+@pytest.mark.parametrize("model", ["lad", "svm", "pu"])
+def test_the_command_line_loads_no_heavy_library_it_does_not_use(tmp_path, model):
+    """Pyomo (~0.7 s to import), scikit-learn (~0.5 s), matplotlib, pandas and SciPy (0.25 s,
+    0.45 s with scipy.linalg): `aidopt solve` on a 10-row file, on each model's default route
+    (dense data), uses none of them and must not pay for them (issue 18: ≤ 0.5 s in all)."""
+    args = _ten_row_file(tmp_path / "ten.csv", model)
+    heavy = ("pyomo", "sklearn", "matplotlib", "scipy", "pandas")
     code = (
-        "import sys; from aidopt.cli import main; "
-        f"main(['solve', 'lad', '--data', {LAD!r}, '--target', 'y', '--json']); "
-        "print(any(m in sys.modules for m in ('pyomo', 'sklearn', 'matplotlib')), file=sys.stderr)"
+        f"import sys; from aidopt.cli import main; main({[*args, '--json']!r}); "
+        f"print(any(m.split('.')[0] in {heavy!r} for m in sys.modules), file=sys.stderr)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

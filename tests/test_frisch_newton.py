@@ -281,8 +281,8 @@ def test_threaded_gram_matches_direct_product(monkeypatch):
         assert len(gram.parts) == 3
         chol, product, ridged = gram.factor(q, vec)
     assert not ridged
-    upper = np.triu(chol)
-    np.testing.assert_allclose(upper.T @ upper, (X * q[:, None]).T @ X, rtol=1e-12)
+    assert np.array_equal(chol, np.tril(chol))
+    np.testing.assert_allclose(chol @ chol.T, (X * q[:, None]).T @ X, rtol=1e-12)
     np.testing.assert_allclose(product, X.T @ vec, rtol=1e-12)
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from aidopt import partition as partition_module
 from aidopt.partition import Partition, nested_labels
 
 
@@ -93,6 +94,21 @@ def test_split_of_pure_partition_returns_itself(rng):
     part = Partition.from_labels(rng.integers(0, 5, size=50))
     same, n_impure = part.split(part.labels % 2)
     assert same is part and n_impure == 0
+
+
+@pytest.mark.parametrize("shape", [(300, 4), (40_000, 3), (300, 0)])
+def test_label_sums_column_by_column_and_by_the_sparse_indicator_agree_exactly(rng, shape):
+    """Small matrices are summed by ``bincount`` per column (no SciPy import), large ones by the
+    sparse indicator; both add the rows of a cluster in row order, so they agree to the bit."""
+    a = rng.standard_normal(shape) * 10.0 ** rng.integers(-9, 10, size=shape)
+    labels = rng.integers(0, 37, size=shape[0])
+    small = shape[0] * shape[1] <= partition_module._BINCOUNT_ENTRIES
+    assert small == (shape[0] == 300)
+    got = partition_module._label_sums(labels, a, 40)
+    indicator = sp.csr_matrix((np.ones(shape[0]), (labels, np.arange(shape[0]))), (40, shape[0]))
+    assert got.shape == (40, shape[1])
+    assert np.array_equal(got, np.asarray(indicator @ a))
+    np.testing.assert_allclose(got, brute_sums(labels, a, 40).reshape(40, shape[1]), rtol=1e-9)
 
 
 @pytest.mark.parametrize("kind", ["dense", "vector", "sparse"])

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
@@ -46,6 +45,7 @@ from aidopt.data.containers import SemiSupervisedData
 from aidopt.data.io import Table
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
 from aidopt.kernels import Kernel
+from aidopt.lazy import sparse as sp
 from aidopt.validation import check_int, check_kernel_options, check_predict_input, check_real
 
 __all__ = [

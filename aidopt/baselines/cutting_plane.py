@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
+
+from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo

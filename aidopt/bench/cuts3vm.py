@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from aidopt.bench.common import (
     parse_choice_list,
@@ -41,6 +40,7 @@ from aidopt.bench.common import (
     write_outputs,
 )
 from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8, table8_balance
+from aidopt.lazy import issparse
 
 SMALL_SETS = ("digit1", "usps", "coil2", "bci", "g241c", "g241d", "text")
 C_L_GRID = (1e3, 1e4, 1e5)
@@ -52,7 +52,7 @@ FIXED = (1e4, 10.0)  # the setting of the "fixed" column and of part 2
 def _scaled(X, unlabeled: np.ndarray):
     """X / mean_i ‖x_i − μ_u‖ (one scalar, so sparse X stays sparse)."""
     mu = np.asarray(X[unlabeled].mean(axis=0)).ravel()
-    if sp.issparse(X):
+    if issparse(X):
         sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() - 2 * np.asarray(X @ mu).ravel()
         sq += mu @ mu
     else:
@@ -138,7 +138,7 @@ def run_scaling_point(
     X = _scaled(X, ~labeled)
     y_masked = np.where(labeled, y, np.nan)
     row = _fit(X, y_masked, y, ~labeled, C_l, C_u, eps, time_limit, seed)
-    nnz = X.nnz if sp.issparse(X) else X.size
+    nnz = X.nnz if issparse(X) else X.size
     return {"status": "ok", "row": {**row, "set": dataset, "n": n, "seed": seed, "nnz": nnz}}
 
 

@@ -23,11 +23,12 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.data.io import Table, feature_matrix, is_numeric, missing, target_column
 from aidopt.exceptions import DataError
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 from aidopt.validation import (
     check_feature_names,
     check_matrix,
@@ -56,7 +57,7 @@ class _Rows:
         w = getattr(self, "weight", None)
         if w is None:
             return self.X
-        return sp.csr_matrix(sp.diags(w) @ self.X) if sp.issparse(self.X) else self.X * w[:, None]
+        return sp.csr_matrix(sp.diags(w) @ self.X) if issparse(self.X) else self.X * w[:, None]
 
     @cached_property
     def row_weights(self) -> NDArray[np.float64]:

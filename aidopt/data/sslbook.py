@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.exceptions import DataError
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 
 __all__ = ["SETS", "SSLSplit", "labeled_sizes", "load_split", "n_splits"]
 
@@ -114,7 +115,7 @@ def _dataset(number: int) -> tuple[NDArray[np.float64] | sp.csr_matrix, NDArray[
     if number == 8:
         return _one_hot(mat["T"]), y
     X = mat["X"]
-    X = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.ascontiguousarray(X, float)
+    X = sp.csr_matrix(X, dtype=np.float64) if issparse(X) else np.ascontiguousarray(X, float)
     return X, y
 
 

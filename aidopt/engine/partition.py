@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.engine.blocks import Blocks
+from aidopt.lazy import sparse as sp
 from aidopt.partition import ClusterCounts, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]

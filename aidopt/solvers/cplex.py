@@ -14,9 +14,9 @@ import time
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from aidopt.exceptions import SolverError, SolverLicenseError
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.pyomo_compile import solve_compiled

@@ -34,8 +34,9 @@ with Q = diag(1 / (z/a + v/s)):
                     da = Q(X dη − z + v) − r̂,  dz = −z + (μ − z da − da·dz)/a,  ...;
 
 primal and dual steps are 0.99995 of the distance to the boundary, capped at 1. X'QX is formed
-once per iteration (BLAS syrk over cache-sized row blocks) and factored once (Cholesky) for both
-solves; a non-positive-definite X'QX gets a small ridge (counted in ``ridge_iterations``).
+once per iteration (B'B over cache-sized row blocks, which NumPy hands to BLAS syrk) and
+factored once (Cholesky) for both solves; a non-positive-definite X'QX gets a small ridge
+(counted in ``ridge_iterations``).
 
 Crossover. Once the interior-point gap is small, the m rows with the smallest |y − Xβ| are taken
 as a basis h: β_h = X_h⁻¹ y_h, a_i = w_i (resp. 0) for rows above (below) the vertex fit and a_h
@@ -54,8 +55,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.linalg import lapack
-from scipy.linalg.blas import dsyrk
 
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
@@ -170,7 +169,7 @@ class _Gram:
     BLAS runs single-threaded throughout the solve (the matrix–vector products are memory-bound,
     and multithreaded OpenBLAS slowed X'QX down up to 8× on a loaded 2-core machine). Instead, the
     rows are split into ``threads`` contiguous parts whose partial sums Σ q_i x_i x_i' are
-    accumulated by Python threads (scipy's BLAS releases the GIL) and added up.
+    accumulated by Python threads (NumPy's BLAS calls release the GIL) and added up.
     """
 
     def __init__(self, X: np.ndarray, threads: int) -> None:
@@ -191,21 +190,21 @@ class _Gram:
             self.pool.shutdown()
 
     def _partial(self, part: int, root: np.ndarray, vec: np.ndarray):
-        """Σ q_i x_i x_i' (upper triangle) and Σ x_i vec_i over one part of the rows."""
+        """Σ q_i x_i x_i' and Σ x_i vec_i over one part of the rows."""
         X, block = self.X, self.blocks[part]
         start, stop = self.parts[part]
-        gram = np.zeros((X.shape[1], X.shape[1]), order="F")
+        gram = np.zeros((X.shape[1], X.shape[1]))
         product = np.zeros(X.shape[1])
         for lo in range(start, stop, block.shape[0]):
             hi = min(lo + block.shape[0], stop)
             rows, b = X[lo:hi], block[: hi - lo]
             np.multiply(rows, root[lo:hi, None], out=b)
-            gram = dsyrk(1.0, b.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
+            gram += b.T @ b
             product += rows.T @ vec[lo:hi]
         return gram, product
 
     def factor(self, q: np.ndarray, vec: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, bool]:
-        """Cholesky factor (upper, Fortran order) of X' diag(q) X (None if even a ridge fails),
+        """Cholesky factor (lower) of X' diag(q) X (None if even a ridge fails),
         X' vec computed in the same pass over X, and whether a ridge was added."""
         root = np.sqrt(q)
         pool = self.pool
@@ -219,10 +218,18 @@ class _Gram:
             part_gram, part_product = future.result()
             gram += part_gram
             product += part_product
-        chol, info = lapack.dpotrf(gram, lower=0, clean=0, overwrite_a=0)
-        if info == 0:
+        chol = _cholesky(gram)
+        if chol is not None:
             return chol, product, False
         return _ridge_cholesky(gram), product, True
+
+
+def _cholesky(gram: np.ndarray) -> np.ndarray | None:
+    """Lower Cholesky factor of a symmetric matrix; None if it is not positive definite."""
+    try:
+        return np.linalg.cholesky(gram)
+    except np.linalg.LinAlgError:
+        return None
 
 
 def _ridge_cholesky(gram: np.ndarray) -> np.ndarray | None:
@@ -233,8 +240,8 @@ def _ridge_cholesky(gram: np.ndarray) -> np.ndarray | None:
         return None
     ridge = _RIDGE_START
     for _ in range(_RIDGE_TRIES):
-        chol, info = lapack.dpotrf(gram + ridge * scale * np.eye(gram.shape[0]), lower=0, clean=0)
-        if info == 0:
+        chol = _cholesky(gram + ridge * scale * np.eye(gram.shape[0]))
+        if chol is not None:
             logger.debug("X'QX not positive definite: added a ridge of %.1e", ridge)
             return chol
         ridge *= 100.0
@@ -242,8 +249,9 @@ def _ridge_cholesky(gram: np.ndarray) -> np.ndarray | None:
 
 
 def _solve(chol: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    sol, _ = lapack.dpotrs(chol, rhs, lower=0)
-    return sol
+    """x with L L' x = rhs (two m × m solves: NumPy has no triangular solver, and at m × m the
+    O(m³) is nothing beside forming X'QX)."""
+    return np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
 
 
 def _check_loss(r: np.ndarray, w: np.ndarray, tau: float) -> float:
@@ -444,17 +452,13 @@ def _crossover(X, y, w, tau, rhs, r, a_ipm, feas_tol) -> _Candidate | None:
     size = np.abs(r)
     basis = np.argpartition(size, m - 1)[:m]
     xb = X[basis]
-    lu, piv, info = lapack.dgetrf(xb)
-    if info != 0:
-        return None
-    rcond, info = lapack.dgecon(lu, float(np.abs(xb).sum(axis=0).max()), norm="1")
-    if info != 0 or rcond < _RCOND_MIN:
+    if not 1.0 / np.linalg.cond(xb, 1) >= _RCOND_MIN:  # exact 1-norm condition; inf if singular
         return None
     a_ipm = np.clip(a_ipm, 0.0, w)
 
     def complete(a: np.ndarray, partial: np.ndarray) -> tuple[np.ndarray, float]:
         """Fill a_h from X_h' a_h = rhs − partial (clipped to the box); return a and residual."""
-        a_basis = np.clip(lapack.dgetrs(lu, piv, rhs - partial, trans=1)[0], 0.0, w[basis])
+        a_basis = np.clip(np.linalg.solve(xb.T, rhs - partial), 0.0, w[basis])
         a[basis] = a_basis
         return a, float(np.abs(partial + xb.T @ a_basis - rhs).max())
 
@@ -466,7 +470,7 @@ def _crossover(X, y, w, tau, rhs, r, a_ipm, feas_tol) -> _Candidate | None:
     loose, loose_res = complete(loose, partial)
     if loose_res > feas_tol:
         return None
-    coef = lapack.dgetrs(lu, piv, y[basis])[0]
+    coef = np.linalg.solve(xb, y[basis])
     rv = y - X @ coef
     rv[basis] = 0.0
     zero = np.abs(rv) <= _ZERO_RESIDUAL * max(1.0, float(np.abs(y).max()))

@@ -11,9 +11,9 @@ import time
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from aidopt.exceptions import SolverError, SolverLicenseError
+from aidopt.lazy import sparse as sp
 from aidopt.native import silenced_stdout
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus

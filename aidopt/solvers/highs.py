@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
+from aidopt.lazy import sparse as sp
 from aidopt.native import silenced_stdout
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus

@@ -16,9 +16,9 @@ proof is the model's certificate on the original data (:mod:`aidopt.certificate`
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram
 
 __all__ = ["kkt_error"]

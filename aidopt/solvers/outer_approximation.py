@@ -36,11 +36,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.deadline import budget
 from aidopt.exceptions import SolverCapabilityError, SolverError
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter

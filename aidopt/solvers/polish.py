@@ -18,9 +18,9 @@ its face the same answer certifies at ~1e-15.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram
 
 __all__ = ["polish_qp"]

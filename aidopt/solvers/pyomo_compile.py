@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from aidopt.exceptions import SolverCapabilityError
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram
 
 __all__ = ["CompiledModel", "compile_model", "solve_compiled"]

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 from scipy.sparse.linalg import LinearOperator, cg
 
+from aidopt.lazy import sparse as sp
 from aidopt.program import MatrixProgram
 from aidopt.solvers.threads import single_thread_blas
 

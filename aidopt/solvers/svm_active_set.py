@@ -41,10 +41,10 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from aidopt.deadline import budget
+from aidopt.lazy import issparse
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.libsvm import check_linear_kernel
 from aidopt.solvers.threads import single_thread_blas
@@ -131,7 +131,7 @@ class _Rows:
         """Z_E, the rows of E as a dense |E| × p array."""
         X = self.X[rows]
         Z = np.empty((rows.size, self.p))
-        Z[:, : self.m] = X.toarray() if sp.issparse(X) else X
+        Z[:, : self.m] = X.toarray() if issparse(X) else X
         if self.intercept:
             Z[:, self.m] = 1.0
         return Z * self.y[rows, None]

@@ -56,10 +56,11 @@ from numbers import Integral, Real
 from typing import ClassVar, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.kernels import Kernel, squared_norms
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.threads import single_thread_blas
 from aidopt.structures import PULearning
@@ -267,7 +268,7 @@ def usmo(
     X, labeled, w = _validate_data(X, labeled, weights)
     pos, unl = np.flatnonzero(labeled), np.flatnonzero(~labeled)
     if kernel == "precomputed":
-        if sp.issparse(X) or X.shape[0] != X.shape[1]:
+        if issparse(X) or X.shape[0] != X.shape[1]:
             raise DataError(
                 f"With kernel='precomputed' X must be a square Gram matrix; got shape {X.shape}."
             )
@@ -325,7 +326,7 @@ class _FeatureKernel:
         self, kernel: Kernel, Xp: np.ndarray | sp.csr_matrix, Xu: np.ndarray | sp.csr_matrix
     ) -> None:
         self.kernel, self.Xp = kernel, Xp
-        self.Xu = Xu if sp.issparse(Xu) else np.asfortranarray(Xu)  # Xu.T C-contiguous
+        self.Xu = Xu if issparse(Xu) else np.asfortranarray(Xu)  # Xu.T C-contiguous
         self.sq = squared_norms(self.Xu) if kernel.kind == "rbf" else None
         self.diag = kernel.diag(self.Xu)
         self.pdiag = kernel.diag(Xp)
@@ -333,7 +334,7 @@ class _FeatureKernel:
     def rows(self, pair: np.ndarray) -> np.ndarray:
         """K_{pair,U}: two kernel rows from one 2×d by d×n product."""
         Xu, sq = self.Xu, self.sq
-        if sp.issparse(Xu):  # CSR times a dense d×2 block, then transposed
+        if issparse(Xu):  # CSR times a dense d×2 block, then transposed
             inner = np.asarray(Xu @ Xu[pair].T.toarray()).T
         else:  # Xu is Fortran-ordered, so Xu.T is C-contiguous: a fast 2×d by d×n product
             inner = Xu[pair] @ Xu.T
@@ -680,14 +681,14 @@ def _kernel_matvec(
     for s in range(0, A.shape[0], step):
         block = A[s : s + step]
         inner = block @ B.T
-        inner = inner.toarray() if sp.issparse(inner) else inner
+        inner = inner.toarray() if issparse(inner) else inner
         sq_a = squared_norms(block) if sq_b is not None else None
         out[s : s + step] = kernel.from_inner(inner, sq_a, sq_b, A.shape[1]) @ v
     return out
 
 
 def _as_matrix(X: np.ndarray | sp.spmatrix, name: str) -> np.ndarray | sp.csr_matrix:
-    if sp.issparse(X):
+    if issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64)
         values = X.data
     else:

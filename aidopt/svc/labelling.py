@@ -26,12 +26,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.lazy import sparse as sp
 from aidopt.svc.domain import Domain
 
 __all__ = ["Labelling", "complete_graph_labels", "equilibria", "label_by_equilibria"]

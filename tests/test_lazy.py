@@ -1,0 +1,41 @@
+"""SciPy imported on first use (aidopt.lazy)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from aidopt.lazy import DeferredModule, issparse, sparse
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"])
+@pytest.mark.parametrize("kind", ["matrix", "array"])
+def test_issparse_answers_as_scipy_does(fmt, kind):
+    x = getattr(sp, f"{fmt}_{kind}")(np.eye(3))
+    assert issparse(x) and sp.issparse(x)
+
+
+@pytest.mark.parametrize(
+    "x", [np.eye(3), np.matrix(np.eye(2)), [[1.0]], 3.0, None, spla.aslinearoperator(np.eye(2))]
+)
+def test_issparse_is_false_for_what_scipy_calls_dense(x):
+    assert not issparse(x) and not sp.issparse(x)
+
+
+def test_the_deferred_module_is_the_module_once_read():
+    assert sparse.csr_matrix is sp.csr_matrix
+    assert "imported" in repr(sparse)
+    missing = DeferredModule("aidopt_no_such_module")
+    assert "not imported yet" in repr(missing)
+    with pytest.raises(ModuleNotFoundError, match="aidopt_no_such_module"):
+        _ = missing.anything
+
+
+def test_importing_aidopt_does_not_import_scipy():
+    code = "import sys, aidopt, aidopt.cli; print(sorted(m for m in sys.modules if 'scipy' in m))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
