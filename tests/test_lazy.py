@@ -1,5 +1,6 @@
 """SciPy imported on first use (aidopt.lazy)."""
 
+import json
 import subprocess
 import sys
 
@@ -39,3 +40,23 @@ def test_importing_aidopt_does_not_import_scipy():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_one_blas_thread_reaches_a_blas_loaded_after_the_first_limit():
+    """SciPy's OpenBLAS loads with scipy.linalg, now imported on first use: a solver's
+    single-thread limit must still reach it when aidopt scanned the BLAS libraries before."""
+    code = (
+        "import json, numpy, threadpoolctl; "
+        "from aidopt.solvers.threads import single_thread_blas; "
+        "single_thread_blas().restore_original_limits(); "
+        "import scipy.linalg; "
+        "ctx = single_thread_blas(); "
+        "blas = [i for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas']; "
+        "ctx.restore_original_limits(); "
+        "print(json.dumps([(i['filepath'], i['num_threads']) for i in blas]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert any("scipy" in path and "openblas" in path for path, _ in found), found
+    assert all(threads == 1 for _, threads in found), found

@@ -9,15 +9,22 @@ to a benchmark, 16 s with one). Such methods run under :func:`single_thread_blas
 from __future__ import annotations
 
 import functools
+import sys
 
 from threadpoolctl import ThreadpoolController
 
 __all__ = ["blas_controller", "single_thread_blas"]
 
 
-@functools.cache
 def blas_controller() -> ThreadpoolController:
-    """threadpoolctl's view of the loaded BLAS libraries, built once (it scans the process)."""
+    """threadpoolctl's view of the loaded BLAS libraries, scanned again only after an import (a
+    BLAS can arrive late: SciPy's own OpenBLAS comes with ``scipy.linalg``, which aidopt imports
+    on first use)."""
+    return _controller(len(sys.modules))
+
+
+@functools.lru_cache(maxsize=1)
+def _controller(modules_loaded: int) -> ThreadpoolController:
     return ThreadpoolController()
 
 
