@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyomo.environ as pyo
 
 from aidopt.bench.spec import BenchSpec, Method, Workload
@@ -124,6 +124,8 @@ class DualTerms:
 
 def blobs(n: int, m: int, *, seed: int = 0) -> pd.DataFrame:
     """Two Gaussian blobs around +2·1 and +3·1 (a domain away from the origin)."""
+    import pandas as pd
+
     rng = np.random.default_rng(seed)
     centre = np.where(rng.random(n) < 0.5, 2.0, 3.0)[:, None]
     X = centre + rng.standard_normal((n, m))

@@ -188,14 +188,18 @@ def _ten_row_file(path: Path, model: str) -> list[str]:
     elif model == "svm":
         last, args = [1 if a + 0.3 * b > 0 else -1 for a, b in zip(x1, x2, strict=True)], ["y"]
         last[0] = -last[0]  # not separable
-    else:
+    elif model == "pu":
         last, args = [1 if i % 3 == 0 else 0 for i in range(10)], ["s", "--prior", "0.4"]
+    else:  # ocsvm: features only
+        rows = [f"{a + 3.0},{b + 3.0}" for a, b in zip(x1, x2, strict=True)]
+        path.write_text("x1,x2\n" + "\n".join(rows) + "\n")
+        return ["solve", model, "--data", str(path)]
     rows = [f"{a},{b},{c}" for a, b, c in zip(x1, x2, last, strict=True)]
     path.write_text(f"x1,x2,{args[0]}\n" + "\n".join(rows) + "\n")
     return ["solve", model, "--data", str(path), "--target", *args]
 
 
-@pytest.mark.parametrize("model", ["lad", "svm", "pu"])
+@pytest.mark.parametrize("model", ["lad", "svm", "pu", "ocsvm"])
 def test_the_command_line_loads_no_heavy_library_it_does_not_use(tmp_path, model):
     """Pyomo (~0.7 s to import), scikit-learn (~0.5 s), matplotlib, pandas and SciPy (0.25 s,
     0.45 s with scipy.linalg): `aidopt solve` on a 10-row file, on each model's default route
