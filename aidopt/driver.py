@@ -51,6 +51,7 @@ from aidopt.registry import get_solver
 from aidopt.result import AIDResult, AIDStatus, IterationRecord
 from aidopt.routes import Route, resolve_route
 from aidopt.solvers.base import SolveResult, SolveStatus
+from aidopt.solvers.threads import single_thread_blas
 from aidopt.validation import check_int
 
 __all__ = ["RUN_OPTIONS", "AIDSolver", "Hook", "solve"]
@@ -275,7 +276,8 @@ class AIDSolver:
             on.model = on_blocks(self.model)
             return on.solve(data)
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
-            return self._run(data, full=False)
+            with single_thread_blas():  # the passes are matrix–vector work (solvers/threads.py)
+                return self._run(data, full=False)
 
     def solve_full(self, data: Any) -> AIDResult:
         """Solve the original (non-aggregated) model through the same path: the reference.
@@ -288,7 +290,8 @@ class AIDSolver:
                 "The full problem needs every row in memory; solve it on the data, not on blocks."
             )
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
-            return self._run(data, full=True)
+            with single_thread_blas():  # the passes are matrix–vector work (solvers/threads.py)
+                return self._run(data, full=True)
 
     @property
     def solver_name(self) -> str:

@@ -721,7 +721,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             repaired = repair_equalities(S, np.zeros(S.shape[0]), s, -c_minus, c_plus)
             candidates.append((repaired, "the solver's dual"))
         # Σ_k W_k z̄_k z̄_kᵀ = Σ_k S_k S_kᵀ / W_k ⪯ ZᵀWZ (weighted means; W = I unweighted)
-        gram = (S.T / weight[:, None]).T @ S.T
+        gram = (S / weight) @ S.T
         return candidates, gram
 
     def bound_terms(self, rows: LADData, s: NDArray[np.float64]) -> BoundTerms:

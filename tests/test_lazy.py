@@ -47,12 +47,11 @@ def test_one_blas_thread_reaches_a_blas_loaded_after_the_first_limit():
     single-thread limit must still reach it when aidopt scanned the BLAS libraries before."""
     code = (
         "import json, numpy, threadpoolctl; "
-        "from aidopt.solvers.threads import single_thread_blas; "
-        "single_thread_blas().restore_original_limits(); "
-        "import scipy.linalg; "
-        "ctx = single_thread_blas(); "
-        "blas = [i for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas']; "
-        "ctx.restore_original_limits(); "
+        "from aidopt.solvers.threads import single_thread_blas\n"
+        "with single_thread_blas(): pass\n"
+        "import scipy.linalg\n"
+        "with single_thread_blas():\n"
+        "    blas = [i for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas']\n"
         "print(json.dumps([(i['filepath'], i['num_threads']) for i in blas]))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -58,7 +58,7 @@ import numpy as np
 
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.threads import blas_controller, single_thread_blas
+from aidopt.solvers.threads import blas_threads, single_thread_blas
 from aidopt.structures import QuantileFit, WeightedQuantileRegression
 from aidopt.validation import check_real
 
@@ -539,11 +539,9 @@ def frisch_newton(
     X, y, w, tau, tol, max_iter, step, coef0, dual0 = _validate(
         X, y, tau, weights, tol, max_iter, step, start, time_limit
     )
-    blas = [info["num_threads"] for info in blas_controller().info() if info["user_api"] == "blas"]
+    threads = blas_threads()  # X'QX by row blocks on as many Python threads
     with single_thread_blas():
-        return _frisch_newton(
-            X, y, w, tau, tol, max_iter, step, coef0, dual0, max(blas, default=1), deadline
-        )
+        return _frisch_newton(X, y, w, tau, tol, max_iter, step, coef0, dual0, threads, deadline)
 
 
 def _frisch_newton(X, y, w, tau, tol, max_iter, step, coef0, dual0, threads, deadline) -> FNResult:
