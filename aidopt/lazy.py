@@ -30,6 +30,9 @@ class DeferredModule:
             self._module = importlib.import_module(self._name)
         return getattr(self._module, attribute)
 
+    def __reduce__(self) -> tuple[type[DeferredModule], tuple[str]]:  # copies and pickles
+        return DeferredModule, (self._name,)
+
     def __repr__(self) -> str:
         state = "imported" if self._module is not None else "not imported yet"
         return f"<deferred module {self._name!r} ({state})>"

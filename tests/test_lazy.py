@@ -1,6 +1,8 @@
 """SciPy imported on first use (aidopt.lazy)."""
 
+import copy
 import json
+import pickle
 import subprocess
 import sys
 
@@ -33,6 +35,12 @@ def test_the_deferred_module_is_the_module_once_read():
     assert "not imported yet" in repr(missing)
     with pytest.raises(ModuleNotFoundError, match="aidopt_no_such_module"):
         _ = missing.anything
+
+
+def test_the_deferred_module_copies_and_pickles_as_a_stand_in():
+    for twin in (copy.copy(sparse), copy.deepcopy(sparse), pickle.loads(pickle.dumps(sparse))):
+        assert isinstance(twin, DeferredModule)
+        assert twin.csr_matrix is sp.csr_matrix
 
 
 def test_importing_aidopt_does_not_import_scipy():
