@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import sparse as sp
+from aidopt.partition import label_sums
 
 __all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
 
@@ -60,7 +60,6 @@ def kmeans_lloyd(
     from aidopt.deadline import check
 
     z = _prepared(features, k, standardize)
-    n = z.shape[0]
     best: tuple[float, NDArray[np.int64]] | None = None
     for _ in range(3 if full else 1):
         check("the initial k-means")
@@ -69,8 +68,7 @@ def kmeans_lloyd(
         for _ in range(_LLOYD_STEPS if full else 1):
             check("the initial k-means")
             counts = np.bincount(labels, minlength=k)
-            owner = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-            sums = owner @ z
+            sums = label_sums(labels, z, k)
             filled = counts > 0  # an emptied cluster keeps its centre
             centres[filled] = sums[filled] / counts[filled, None]
             new = _nearest(z, centres)

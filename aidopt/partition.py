@@ -21,7 +21,14 @@ from numpy.typing import ArrayLike, NDArray
 from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
-__all__ = ["ClusterCounts", "Partition", "nested_labels", "split_numbering"]
+__all__ = [
+    "ClusterCounts",
+    "Partition",
+    "label_indicator",
+    "label_sums",
+    "nested_labels",
+    "split_numbering",
+]
 
 
 class ClusterCounts:
@@ -97,8 +104,7 @@ class Partition(ClusterCounts):
 
     def indicator(self) -> sp.csr_matrix:
         """The K×n 0/1 matrix S with S[k, i] = 1 iff i ∈ C_k."""
-        n = self.n
-        return sp.csr_matrix((np.ones(n), (self.labels, np.arange(n))), shape=(self.n_clusters, n))
+        return label_indicator(self.labels, self.n_clusters)
 
     def members(self, k: int) -> NDArray[np.int64]:
         """Indices of the entries of C_k (O(n); for inspection and tests, not for hot loops)."""
@@ -149,7 +155,7 @@ class Partition(ClusterCounts):
         arr = np.asarray(a, dtype=np.float64)
         if arr.ndim == 1:
             return np.bincount(self.labels, weights=arr, minlength=self.n_clusters)
-        return _label_sums(self.labels, arr, self.n_clusters)
+        return label_sums(self.labels, arr, self.n_clusters)
 
     def _update_sums(self, a, previous_sums):
         """Sums of the new clusters from the previous ones: copy the unsplit, re-sum the split."""
@@ -158,10 +164,7 @@ class Partition(ClusterCounts):
         remade = self.sizes != self._previous.sizes[self.parent]
         if issparse(previous_sums):
             kept = sp.diags((~remade).astype(np.float64)) @ previous_sums[self.parent]
-            part = sp.csr_matrix(
-                (np.ones(rows.size), (self.labels[rows], np.arange(rows.size))),
-                shape=(self.n_clusters, rows.size),
-            )
+            part = label_indicator(self.labels[rows], self.n_clusters)
             return sp.csr_matrix(kept + part @ sp.csr_matrix(a)[rows])
         out = previous_sums[self.parent]  # fancy indexing copies
         out[remade] = 0.0
@@ -169,7 +172,7 @@ class Partition(ClusterCounts):
         if arr.ndim == 1:
             out += np.bincount(self.labels[rows], weights=arr[rows], minlength=self.n_clusters)
         else:
-            out += _label_sums(self.labels[rows], arr[rows], self.n_clusters)
+            out += label_sums(self.labels[rows], arr[rows], self.n_clusters)
         return out
 
     # ------------------------------------------------------------------ declustering
@@ -300,14 +303,17 @@ def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:
 _BINCOUNT_ENTRIES = 2**16  # below this many entries, sum a matrix by labels column by column
 
 
-def _label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+def label_indicator(labels: NDArray[np.int64], k: int) -> sp.csr_matrix:
+    """The k × n 0/1 matrix S with S[c, i] = 1 iff labels_i = c."""
+    n = labels.size
+    return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+
+
+def label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """(k, m) sums Σ_{i: labels_i = c} a_i, added in row order either way: one ``bincount`` per
     column for a small ``a`` (no SciPy import on a small run), else the sparse k × n indicator
     times ``a`` (one pass over the rows instead of m)."""
     if a.size <= _BINCOUNT_ENTRIES:
         columns = [np.bincount(labels, weights=column, minlength=k) for column in a.T]
         return np.stack(columns, axis=1) if columns else np.zeros((k, 0))
-    indicator = sp.csr_matrix(
-        (np.ones(labels.size), (labels, np.arange(labels.size))), (k, a.shape[0])
-    )
-    return np.asarray(indicator @ a)
+    return np.asarray(label_indicator(labels, k) @ a)

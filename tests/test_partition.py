@@ -104,7 +104,7 @@ def test_label_sums_column_by_column_and_by_the_sparse_indicator_agree_exactly(r
     labels = rng.integers(0, 37, size=shape[0])
     small = shape[0] * shape[1] <= partition_module._BINCOUNT_ENTRIES
     assert small == (shape[0] == 300)
-    got = partition_module._label_sums(labels, a, 40)
+    got = partition_module.label_sums(labels, a, 40)
     indicator = sp.csr_matrix((np.ones(shape[0]), (labels, np.arange(shape[0]))), (40, shape[0]))
     assert got.shape == (40, shape[1])
     assert np.array_equal(got, np.asarray(indicator @ a))

@@ -26,8 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.engine.blocks import Blocks
-from aidopt.lazy import sparse as sp
-from aidopt.partition import ClusterCounts, split_numbering
+from aidopt.partition import ClusterCounts, label_sums, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]
 
@@ -100,14 +99,9 @@ def _present(_block, _offset, labels):
 
 
 def _cluster_sums(block, _offset, labels, columns):
-    """Σ per cluster present in the block, by a sparse indicator product (as Partition)."""
-    values = columns(block)
+    """Σ per cluster present in the block (:func:`aidopt.partition.label_sums`)."""
     present, inverse = np.unique(labels, return_inverse=True)
-    rows = labels.size
-    indicator = sp.csr_matrix(
-        (np.ones(rows), (inverse.ravel(), np.arange(rows))), shape=(present.size, rows)
-    )
-    return (), (present, np.asarray(indicator @ values))
+    return (), (present, label_sums(inverse.ravel(), columns(block), present.size))
 
 
 @dataclass(eq=False)

@@ -19,14 +19,14 @@ from collections.abc import Iterator
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["blas_controller", "blas_threads", "single_thread_blas"]
+__all__ = ["blas_threads", "single_thread_blas"]
 
 _ALLOWED: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "aidopt_blas_threads", default=None
 )
 
 
-def blas_controller() -> ThreadpoolController:
+def _blas_controller() -> ThreadpoolController:
     """threadpoolctl's view of the loaded BLAS libraries, scanned again only after an import (a
     BLAS can arrive late: SciPy's own OpenBLAS comes with ``scipy.linalg``, which aidopt imports
     on first use)."""
@@ -44,8 +44,8 @@ def blas_threads() -> int:
     allowed = _ALLOWED.get()
     if allowed is not None:
         return allowed
-    found = [info["num_threads"] for info in blas_controller().info() if info["user_api"] == "blas"]
-    return max(found, default=1)
+    libraries = _blas_controller().info()
+    return max((i["num_threads"] for i in libraries if i["user_api"] == "blas"), default=1)
 
 
 @contextlib.contextmanager
@@ -53,7 +53,7 @@ def single_thread_blas() -> Iterator[None]:
     """BLAS limited to one thread within (nested uses keep the outermost :func:`blas_threads`)."""
     token = _ALLOWED.set(blas_threads())
     try:
-        with blas_controller().limit(limits=1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             yield
     finally:
         _ALLOWED.reset(token)
