@@ -25,6 +25,16 @@ piecewise quadratic, so that every step costs one pass over the K rows, O(K·m):
   Σ α_k y_k = 0 from the face system), so the point is optimal; otherwise the row whose α_k is
   furthest outside [0, u_k] leaves E (to L if α_k < 0, to U if α_k > u_k).
 
+Two devices keep a step cheap on many rows. The face system is solved through S⁻¹, the inverse
+of its Schur matrix, updated in O(|E|²) as rows join or leave E (bordering; the Schur complement
+of a pivot) with one step of iterative refinement, and rebuilt from S when a solve misses its
+rows' kinks. And a step scans only the rows *near* their kink: after each full pass (every
+_REFRESH_STEPS steps), a row with |r_k| > δ‖z_k‖ cannot cross its kink while θ stays within δ of
+where the pass was made (Cauchy–Schwarz), so the steps stay within δ/2 of it — a line search
+that would go further stops at that edge and the next step passes over every row again — and
+scan the rows with |r_k| ≤ δ‖z_k‖ (δ chosen so that they are a share of the rows that adapts to
+how far the steps go; the far rows of U add their constant slope).
+
 f decreases at every line search and a face minimiser is never revisited, so the method is
 finite (the primal active-set method of a convex QP in the variables (θ, ξ)). A warm start θ₀
 (the parent problem's optimum under AID: split clusters keep their side of the hyperplane) leaves
@@ -66,6 +76,9 @@ _IDLE_STEPS = 50  # × p steps in a row that leave θ where it is: stalled (dege
 _ACCURACY = 1e-11  # the relative accuracy an optimal answer states: exact up to rounding
 _FIRST_BREAKPOINTS = 64  # breakpoints sorted first by the line search (then 8 times more)
 _REFRESH_STEPS = 32  # steps between recomputations of r and of the sums over U from every row
+_SCREEN_ROWS = 4096  # below this many rows every step scans all of them
+_NEAR_SHARE = 0.5  # the share of the rows a step scans at first (see _Window)
+_MIN_SHARE = 1 / 16  # ... at least
 _OPTIONS = frozenset({"max_steps"})
 _GAP_TOL = 1e-7  # an "optimal" answer whose relative duality gap exceeds this is not one
 
@@ -103,6 +116,20 @@ class _Rows:
         """|X| elementwise."""
         return abs(self.X)
 
+    @functools.cached_property
+    def norms(self) -> NDArray[np.float64]:
+        """‖z_k‖ = (‖x_k‖² + 1)^½ (‖x_k‖ without an intercept)."""
+        X = self.X
+        if issparse(X):
+            squares = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            squares = np.einsum("ij,ij->i", X, X)
+        return np.sqrt(squares + float(self.intercept))
+
+    def subset(self, rows: NDArray[np.int64]) -> _Rows:
+        """The rows ``rows`` alone."""
+        return _Rows(self.X[rows], self.y[rows], self.u[rows], self.intercept)
+
     def dot(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
         """z_k·θ for every row."""
         shift = theta[self.m] if self.intercept else 0.0
@@ -138,28 +165,98 @@ class _Rows:
 
 
 class _Face:
-    """E, the rows held on their kinks (in the order they joined), with Z_E and the Gram matrix
-    A_E A_Eᵀ of their w-parts, both updated a row at a time: a joining row's Gram entries are its
-    dot products with the others, as a product from scratch computes them."""
+    """E, the rows held on their kinks (in the order they joined), with Z_E, |Z_E| and the
+    inverse of the face's Schur matrix
+
+        S = [[0, y_Eᵀ], [y_E, A_E A_Eᵀ]]   (A_E A_Eᵀ alone without an intercept; A_E = the
+        w-parts of Z_E),
+
+    updated a row at a time: S⁻¹ gains a row by bordering (the joining row's column of S is its
+    dot products with the others) and loses one by the Schur complement of its pivot, O(|E|²)
+    instead of a factorisation. An update whose pivot is lost in rounding drops the inverse;
+    :meth:`inverse` then builds it from S."""
 
     def __init__(self, rows: _Rows):
         self.rows = rows
         self.E = np.zeros(0, dtype=np.int64)
         self.Z = np.zeros((0, rows.p))
-        self.gram = np.zeros((0, 0))
+        self.abs_Z = self.Z
+        self.offset = int(rows.intercept)  # S's row of the bias comes first
+        self._inverse: NDArray[np.float64] | None = None
+        self.updated = False  # S⁻¹ carries updates since it was last built from S
 
     def add(self, k: int) -> None:
         z = self.rows.block(np.array([k]))
-        a, e, m = z[0, : self.rows.m], self.E.size, self.rows.m
-        gram = np.empty((e + 1, e + 1))
-        gram[:e, :e] = self.gram
-        gram[:e, e] = gram[e, :e] = self.Z[:, :m] @ a
-        gram[e, e] = a @ a
-        self.E, self.Z, self.gram = np.append(self.E, k), np.vstack((self.Z, z)), gram
+        if self._inverse is not None:
+            m = self.rows.m
+            column = np.empty(self.E.size + self.offset + 1)
+            column[self.offset : -1] = self.Z[:, :m] @ z[0, :m]
+            column[-1] = z[0, :m] @ z[0, :m]
+            if self.offset:
+                column[0] = z[0, m]
+            self._inverse, self.updated = _bordered_inverse(self._inverse, column), True
+        self.E, self.Z = np.append(self.E, k), np.vstack((self.Z, z))
+        self.abs_Z = np.abs(self.Z)
 
     def remove(self, i: int) -> None:
-        keep = np.arange(self.E.size) != i
-        self.E, self.Z, self.gram = self.E[keep], self.Z[keep], self.gram[np.ix_(keep, keep)]
+        if self._inverse is not None:
+            self._inverse, self.updated = _reduced_inverse(self._inverse, i + self.offset), True
+        self.E, self.Z = np.delete(self.E, i), np.delete(self.Z, i, axis=0)
+        self.abs_Z = np.delete(self.abs_Z, i, axis=0)
+
+    def times_schur(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """S x, through A_E (O(|E|·m))."""
+        m, o = self.rows.m, self.offset
+        A_E = self.Z[:, :m]
+        product = np.empty_like(x)
+        product[o:] = A_E @ (A_E.T @ x[o:])
+        if o:
+            y_E = self.Z[:, m]
+            product[0] = y_E @ x[1:]
+            product[1:] += y_E * x[0]
+        return product
+
+    def inverse(self, rebuild: bool = False):
+        """S⁻¹ as updated (``rebuild``: from S, equilibrated); None when S is singular."""
+        if rebuild or self._inverse is None:
+            e, o, A_E = self.E.size, self.offset, self.Z[:, : self.rows.m]
+            S = np.zeros((e + o, e + o))
+            S[o:, o:] = A_E @ A_E.T
+            if o:
+                S[0, 1:] = S[1:, 0] = self.Z[:, self.rows.m]
+            self._inverse, self.updated = _equilibrated_inverse(S), False
+        return self._inverse
+
+
+_PIVOT_TOL = 1e-13  # a bordering or reduction pivot below this share of its terms is rounding
+
+
+def _bordered_inverse(inverse, column):
+    """The inverse of [[S, v], [vᵀ, d]] from S⁻¹ (``column`` = (v, d)), or None when its pivot
+    d − vᵀS⁻¹v is rounding."""
+    v, d = column[:-1], float(column[-1])
+    Bv = inverse @ v
+    pivot = d - float(v @ Bv)
+    if not abs(pivot) > _PIVOT_TOL * (abs(d) + float(np.abs(v) @ np.abs(Bv))):
+        return None
+    e = v.size
+    grown = np.empty((e + 1, e + 1))
+    grown[:e, :e] = inverse + np.outer(Bv, Bv / pivot)
+    grown[:e, e] = grown[e, :e] = -Bv / pivot
+    grown[e, e] = 1.0 / pivot
+    return grown
+
+
+def _reduced_inverse(inverse, j: int):
+    """The inverse of S without its row and column j, from S⁻¹ (None when the pivot (S⁻¹)_jj is
+    rounding)."""
+    column = inverse[:, j]
+    pivot = float(column[j])
+    if not abs(pivot) > _PIVOT_TOL * float(np.abs(column).max()):
+        return None
+    keep = np.arange(column.size) != j
+    reduced = inverse - np.outer(column, column / pivot)
+    return reduced[np.ix_(keep, keep)]
 
 
 def _face_minimiser(rows: _Rows, c: NDArray[np.float64], face: _Face):
@@ -167,31 +264,36 @@ def _face_minimiser(rows: _Rows, c: NDArray[np.float64], face: _Face):
 
     With A_E = (y_k x_k)_{k∈E}, the face's KKT system reduces to its Schur complement in α_E:
     w = c_w + A_Eᵀα_E, (A_E A_Eᵀ)α_E + y_E b = 1 − A_E c_w, y_Eᵀα_E = −c_b (an (|E|+1)-square
-    solve instead of (m+1+|E|)). Its answer is kept when it satisfies the face rows to rounding;
-    otherwise (A_E ill-conditioned: the Gram squares its condition) the full KKT system is
-    solved."""
-    reduced = _schur_solve(rows, c, face)
+    system instead of (m+1+|E|)), solved by the face's updated S⁻¹ and one step of iterative
+    refinement. Its answer is kept when it satisfies the face rows to rounding; otherwise S⁻¹ is
+    rebuilt from S, and if that fails too (A_E ill-conditioned: the Gram squares its condition)
+    the full KKT system is solved."""
+    reduced = _schur_solve(rows, c, face, rebuild=False)
+    if reduced is None and face.updated:
+        reduced = _schur_solve(rows, c, face, rebuild=True)
     return reduced if reduced is not None else _kkt_solve(rows, c, face.Z)
 
 
-def _schur_solve(rows: _Rows, c, face: _Face):
-    m, p, ZE = rows.m, rows.p, face.Z
-    e = ZE.shape[0]
+def _schur_solve(rows: _Rows, c, face: _Face, rebuild: bool):
+    m, ZE, o = rows.m, face.Z, face.offset
     A_E = ZE[:, :m]
-    S = np.zeros((e + p - m, e + p - m))
-    S[:e, :e] = face.gram
-    rhs = np.empty(e + p - m)
-    rhs[:e] = 1.0 - A_E @ c[:m]
-    if rows.intercept:
-        S[:e, e] = S[e, :e] = ZE[:, m]
-        rhs[e] = -c[m]
-    solution = _equilibrated_solve(S, rhs)
-    if solution is None:
+    inverse = face.inverse(rebuild)
+    if inverse is None:
         return None
-    alpha = solution[:e]
-    theta = np.concatenate((c[:m] + A_E.T @ alpha, solution[e:]))
-    size = np.abs(ZE) @ np.abs(theta) + 1.0
+    rhs = np.empty(inverse.shape[0])
+    rhs[o:] = 1.0 - A_E @ c[:m]
+    if o:
+        rhs[0] = -c[m]
+    solution = inverse @ rhs
+    solution += inverse @ (rhs - face.times_schur(solution))  # one step of refinement
+    if not np.all(np.isfinite(solution)):
+        return None
+    alpha = solution[o:]
+    theta = np.concatenate((c[:m] + A_E.T @ alpha, solution[:o]))
+    size = face.abs_Z @ np.abs(theta) + 1.0
     if np.any(np.abs(ZE @ theta - 1.0) > _RESIDUAL_TOL * size):
+        return None
+    if o and abs(ZE[:, m] @ alpha + c[m]) > _RESIDUAL_TOL * (np.abs(alpha).sum() + abs(c[m])):
         return None
     return theta, alpha
 
@@ -219,6 +321,21 @@ def _equilibrated_solve(A, rhs):
     return solution if np.all(np.isfinite(solution)) else None
 
 
+def _equilibrated_inverse(S):
+    """S⁻¹ through the scaling of :func:`_equilibrated_solve` (None when singular):
+    S = R A C with R, C diagonal powers of two gives S⁻¹ = C⁻¹A⁻¹R⁻¹."""
+    row = _power_of_two(np.abs(S).max(axis=1))
+    A = S / row[:, None]
+    col = _power_of_two(np.abs(A).max(axis=0))
+    try:
+        inverse = np.linalg.inv(A / col)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(inverse)):
+        return None
+    return inverse / col[:, None] / row
+
+
 def _power_of_two(size: NDArray[np.float64]) -> NDArray[np.float64]:
     """2^round(log2 size) (1 where size is 0): a scaling that adds no rounding."""
     safe = np.where(size > 0, size, 1.0)
@@ -244,17 +361,62 @@ def _at_face_minimiser(rows, theta, direction, ZE, alpha_E, size_U, weight_U) ->
     return abs(direction[m]) <= _STEP_TOL * max(size_b, abs(theta[m]))
 
 
-def _line_search(w, dw, r, s, u, in_hinge, off_face):
-    """argmin_{t ≥ 0} φ(t) = ½‖w + t·dw‖² + Σ_{k ∉ E} u_k max(0, −(r_k + t·s_k)), the rows of U
-    (``in_hinge``) on the hinge at t = 0+, those of L off it (whatever the rounding of r_k).
+class _Window:
+    """The rows that can cross their kink while θ stays in a ball around ``anchor``.
 
-    Returns (t, k, crossed): k is the row whose kink stops the search (−1 at a smooth minimum),
-    ``crossed`` the rows whose kinks lie strictly before t (they change side); t = inf when φ
-    decreases without end along the direction."""
+    A row k with |r_k| > δ‖z_k‖ at the anchor keeps the sign of r_k for every θ within δ of it
+    (|z_k·(θ − anchor)| ≤ ‖z_k‖ δ, Cauchy–Schwarz): while the steps stay within ``radius`` = δ/2
+    (half as a margin for the rounding of r), only the ``near`` rows are scanned, and the far
+    rows of U add their constant slope −c_far·d. δ is the distance of the row at ``share`` of the
+    sorted distances |r_k|/‖z_k‖; with ``share`` 1, or few rows, every row is near and the
+    radius is infinite (the method of the module unchanged)."""
+
+    def __init__(self, rows: _Rows, theta, r, in_hinge, share: float):
+        self.anchor = theta.copy()
+        count = int(share * r.size)
+        if count < r.size and r.size >= _SCREEN_ROWS:
+            norms = rows.norms  # a zero row (no intercept) never reaches its kink: far
+            distance = np.divide(np.abs(r), norms, out=np.full(r.size, np.inf), where=norms > 0)
+            delta = float(np.partition(distance, count)[count])
+            delta = max(delta, 1e-8 * (1.0 + float(np.linalg.norm(theta))))
+            near = distance <= delta
+            far_hinge = np.flatnonzero(~near & in_hinge)
+            if far_hinge.size:
+                self.far_sum = rows.hinge_change(far_hinge, np.ones(far_hinge.size))[0]
+            else:
+                self.far_sum = np.zeros(rows.p)
+            self.near = np.flatnonzero(near)
+            self.rows, self.radius = rows.subset(self.near), 0.5 * delta
+        else:
+            self.near, self.rows = np.arange(r.size), rows
+            self.radius, self.far_sum = np.inf, np.zeros(rows.p)
+
+    def limit(self, theta, direction) -> float:
+        """The largest t with ‖θ + t·d − anchor‖ ≤ radius (θ inside the ball)."""
+        if not np.isfinite(self.radius):
+            return np.inf
+        v = theta - self.anchor
+        dd, vd = float(direction @ direction), float(v @ direction)
+        room = max(self.radius**2 - float(v @ v), 0.0)  # t solves dd·t² + 2vd·t = room
+        if room == 0.0 or dd == 0.0:
+            return 0.0 if room == 0.0 else np.inf
+        root = np.sqrt(vd * vd + dd * room)
+        return room / (vd + root) if vd >= 0 else (root - vd) / dd
+
+
+def _line_search(w, dw, r, s, u, in_hinge, off_face, far_slope=0.0, limit=np.inf):
+    """argmin_{0 ≤ t ≤ limit} φ(t) = ½‖w + t·dw‖² + Σ_{k ∉ E} u_k max(0, −(r_k + t·s_k)) +
+    t·``far_slope``, the rows of U (``in_hinge``) on the hinge at t = 0+, those of L off it
+    (whatever the rounding of r_k); ``far_slope`` is the constant slope of the rows left out
+    (none of them crosses its kink for t ≤ ``limit``).
+
+    Returns (t, k, crossed): k is the row whose kink stops the search (−1 at a smooth minimum
+    or at the limit), ``crossed`` the rows whose kinks lie strictly before t (they change side);
+    t = inf when φ decreases without end along the direction."""
     curvature = float(dw @ dw)
     big = float(np.abs(s).max(initial=0.0))
     moving = np.abs(s) > _CROSSING_TOL * big
-    slope0 = float(w @ dw) - float(u[in_hinge] @ s[in_hinge])
+    slope0 = float(w @ dw) - float(u[in_hinge] @ s[in_hinge]) + far_slope
     leaving = in_hinge & moving & (s > 0)  # U → L at r_k + t·s_k = 0
     entering = off_face & ~in_hinge & moving & (s < 0)  # L → U
     candidates = np.flatnonzero(leaving | entering)
@@ -284,12 +446,14 @@ def _line_search(w, dw, r, s, u, in_hinge, off_face):
     else:
         t = start_i if slopes[i] >= 0 else np.inf
     if i < tk.size and t >= tk[i]:
-        return float(tk[i]), int(idx[i]), idx[:i]
-    if not np.isfinite(t):
-        return np.inf, -1, idx
-    if t <= start_i and i > 0:  # the minimum is the kink that opened this segment
-        return start_i, int(idx[i - 1]), idx[: i - 1]
-    return float(max(t, 0.0)), -1, idx[:i]
+        t, k, crossed = float(tk[i]), int(idx[i]), i
+    elif t <= start_i and i > 0:  # the minimum is the kink that opened this segment
+        t, k, crossed = start_i, int(idx[i - 1]), i - 1
+    else:
+        t, k, crossed = float(max(t, 0.0)), -1, i
+    if t > limit:  # stop at the limit, before the kinks beyond it
+        return limit, -1, idx[: int(np.searchsorted(tk[:crossed], limit))]
+    return t, k, idx[:crossed]
 
 
 def svm_active_set(
@@ -322,8 +486,10 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
     The residuals r_k = z_k·θ − 1 and the sums over U (the linear term c of q, the sizes
     Σ_U u_k|x_k| and Σ_U u_k) are carried from step to step — r += t·s after a move, the sums
     changed by the few rows that cross or join or leave E — and recomputed from every row each
-    _REFRESH_STEPS steps and before an answer is declared optimal, so that the optimality test
-    always sees them fresh."""
+    _REFRESH_STEPS steps, at the edge of the window (:class:`_Window`; r then holds its near
+    rows only) and before an answer is declared optimal, so that the optimality test always sees
+    them fresh. The window's share halves after a window of _REFRESH_STEPS steps and doubles
+    when its edge is reached within half of them."""
     intercept = rows.intercept
     m, K = rows.m, rows.y.size
     theta = np.zeros(rows.p)
@@ -338,6 +504,9 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
     steps = idle = 0  # idle: steps in a row that did not move θ (a cycle guard)
     stale = _REFRESH_STEPS  # steps since r and the sums over U were computed from every row
     r, c, size_U, weight_U = np.zeros(K), np.zeros(rows.p), np.zeros(m), 0.0  # set at step 1
+    share = _NEAR_SHARE  # the rows scanned per step (r holds theirs): see _Window
+    window = _Window(rows, theta, r, in_hinge, 1.0)
+    capped = True
 
     def bias() -> float:
         return float(theta[m]) if intercept else 0.0
@@ -362,13 +531,19 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
         steps += 1
         fresh = stale >= _REFRESH_STEPS
         if fresh:
+            if stale >= _REFRESH_STEPS and not capped:
+                share = max(_MIN_SHARE, share / 2)
+            capped = False
             r = rows.dot(theta) - 1.0
+            r[face.E] = 0.0
             c, size_U = rows.hinge_sums(in_hinge)
             weight_U = float(rows.u[in_hinge].sum())
+            window = _Window(rows, theta, r, in_hinge, share)
+            r = r[window.near]
             stale = 0
         stale += 1
-        E = face.E
-        r[E] = 0.0
+        E, near = face.E, window.near
+        r[np.searchsorted(near, E)] = 0.0
         if E.size == 0:  # q is ½‖w‖² − c·θ: its minimiser in w, its descent in b
             direction, alpha_E = c - theta, np.zeros(0)
             if intercept:
@@ -379,19 +554,34 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
                 return give_up("singular face")
             direction, alpha_E = minimiser[0] - theta, minimiser[1]
         if not _at_face_minimiser(rows, theta, direction, face.Z, alpha_E, size_U, weight_U):
-            s = rows.dot(direction)  # z_k·d
+            s = window.rows.dot(direction)  # z_k·d on the near rows
+            limit = window.limit(theta, direction)
             t, joining, crossed = _line_search(
-                theta[:m], direction[:m], r, s, rows.u, in_hinge, ~on_face
+                theta[:m],
+                direction[:m],
+                r,
+                s,
+                window.rows.u,
+                in_hinge[near],
+                ~on_face[near],
+                -float(window.far_sum @ direction),
+                limit,
             )
             if not np.isfinite(t):
                 return give_up("unbounded direction")
+            if t >= limit:  # the edge of the window: scan every row again
+                if stale < _REFRESH_STEPS // 2:
+                    share = min(1.0, 2.0 * share)
+                stale, capped = _REFRESH_STEPS, True
             if t > 0.0 or joining >= 0:
                 theta = theta + t * direction
                 r += t * s
-                changed = crossed if joining < 0 else np.append(crossed, joining)
+                crossed = near[crossed]
+                changed = crossed if joining < 0 else np.append(crossed, near[joining])
                 was = in_hinge[changed]
                 in_hinge[crossed] = ~in_hinge[crossed]
                 if joining >= 0:  # an off-face row: E never holds it twice
+                    joining = int(near[joining])
                     face.add(joining)
                     on_face[joining] = True
                     in_hinge[joining] = False
@@ -399,6 +589,8 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
                 idle = idle + 1 if t == 0.0 else 0
                 if idle > _IDLE_STEPS * rows.p:
                     return give_up("stalled")
+                continue
+            if t >= limit:  # at the window's edge (no move): not a face minimiser
                 continue
             # no descent to rounding (φ'(0+) ≥ 0 as computed): a face minimiser in practice
         excess = np.maximum(-alpha_E, alpha_E - rows.u[E])
