@@ -150,23 +150,41 @@ def accurate_tdot(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(Aᵀv, a bound on its rounding error per column) for A (n × p).
 
-    Row chunks of CHUNK are multiplied in float64 (BLAS) and accumulated in extended
-    precision; the error of column j is at most γ (|A|ᵀ|v|)_j. ``abs_bound`` may give an upper
-    bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to save a pass over A.
+    Each chunk of CHUNK rows is multiplied in float64 (BLAS; one batched product over all
+    chunks of a C-ordered dense A), the chunk sums are added in float64 in groups of CHUNK and
+    the group sums exactly (:func:`math.fsum`), rounded once: the error of column j is at most
+    2γ(1 + γ)(|A|ᵀ|v|)_j + ε|(Aᵀv)_j|, whatever the order of the additions inside BLAS.
+    ``abs_bound`` may give an upper bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to
+    save a pass over A.
     """
     n, p = A.shape
     if issparse(A):
         A = sp.csr_matrix(A)
-        acc = np.zeros(p, dtype=np.longdouble)
-        for start in range(0, n, CHUNK):
-            acc += np.asarray(A[start : start + CHUNK].T @ v[start : start + CHUNK]).ravel()
+        chunks = [
+            np.asarray(A[start : start + CHUNK].T @ v[start : start + CHUNK]).ravel()
+            for start in range(0, n, CHUNK)
+        ]
         absolute = np.asarray(abs(A).T @ np.abs(v)).ravel() if abs_bound is None else abs_bound
-        return acc.astype(np.float64), GAMMA * absolute * (1 + 4 * EPS)
-    acc = np.zeros(p, dtype=np.longdouble)
-    for start in range(0, n, CHUNK):
-        acc += A[start : start + CHUNK].T @ v[start : start + CHUNK]
-    absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
-    return acc.astype(np.float64), GAMMA * absolute * (1 + 4 * EPS)
+    else:
+        head = n - n % CHUNK
+        if A.flags.c_contiguous:
+            rows = A[:head].reshape(-1, CHUNK, p)  # a view
+            chunks = [np.matmul(v[:head].reshape(-1, 1, CHUNK), rows).reshape(-1, p)]
+        else:
+            chunks = [A[s : s + CHUNK].T @ v[s : s + CHUNK] for s in range(0, head, CHUNK)]
+        if head < n:
+            chunks.append(A[head:].T @ v[head:])
+        absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
+    total = _column_totals(np.vstack(chunks) if chunks else np.zeros((0, p)))
+    error = 2 * GAMMA * (1 + GAMMA) * absolute * (1 + 4 * EPS) + EPS * np.abs(total)
+    return total, error
+
+
+def _column_totals(chunks: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ of the rows of ``chunks``, in float64 groups of CHUNK rows whose sums are added exactly
+    (each group sum is off by at most γ times the sum of its |rows|)."""
+    groups = np.add.reduceat(chunks, np.arange(0, chunks.shape[0], CHUNK), axis=0)
+    return np.array([math.fsum(column) for column in groups.T.tolist()])
 
 
 _RUN_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar(

@@ -302,10 +302,16 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return min(1.0, self.band * self._sample_size(data) / data.n)
 
     def initial_partition(self, data: LADData, rate: float, rng: np.random.Generator) -> Partition:
-        """Paper §4: fit on a small random sample → residuals r; one k-means pass on (r, y)."""
+        """Paper §4: fit on a small random sample → residuals r; one k-means pass on (r, y).
+        'band' and 'bins' place the rows by the residual quantiles of the sample, as with rows in
+        blocks (:meth:`initial_rule`, :meth:`initial_labels`): no ranking of every row."""
+        if self.init in ("band", "bins"):
+            rows = np.sort(rng.choice(data.n, self.initial_sample_size(data), replace=False))
+            weight = None if data.weight is None else data.weight[rows]
+            sample = dataclasses.replace(data, X=data.X[rows], y=data.y[rows], weight=weight)
+            rule = self.initial_rule(sample, data, rate)
+            return Partition.from_labels(self.initial_labels(data, 0, rule))
         p = self.n_coefficients(data)
-        if self.init == "band":
-            return self._band_partition(data, rate, rng)
         size = min(data.n, max(20 * p, 1000))
         sample = rng.choice(data.n, size=size, replace=False)
         coef, intercept = self._sample_fit(data.X[sample], data.y[sample])
@@ -313,34 +319,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, p + 1))
         if self.init == "kmeans":
             labels = kmeans_one_pass(np.column_stack([residual, data.y]), k, rng)
-        elif self.init == "kmeans-r":
-            labels = kmeans_one_pass(residual, k, rng)
         else:
-            order = np.argsort(residual, kind="stable")
-            labels = np.empty(data.n, dtype=np.int64)
-            labels[order] = np.arange(data.n) * k // data.n
-        return Partition.from_labels(labels)
-
-    def _band_partition(self, data, rate, rng) -> Partition:
-        n = data.n
-        bins = self.bins * self.n_coefficients(data)
-        M = max(1, int(rate * n) - 2 * bins)
-        size = self._sample_size(data)
-        sample = rng.choice(n, size=size, replace=False)
-        coef, intercept = self._sample_fit(data.X[sample], data.y[sample])
-        residual = data.y - data.X @ coef - intercept
-        c_plus, c_minus = self.costs()
-        tau = c_plus / (c_plus + c_minus)
-        order = np.argsort(residual)
-        centre = int(tau * n)
-        lo, hi = max(0, centre - M // 2), min(n, centre + (M - M // 2))
-        rank = np.arange(n)
-        label_of_rank = np.empty(n, dtype=np.int64)  # filled in rank order: no masks over n
-        label_of_rank[:lo] = rank[:lo] * bins // max(lo, 1)
-        label_of_rank[lo:hi] = 2 * bins + rank[lo:hi]
-        label_of_rank[hi:] = bins + (rank[hi:] - hi) * bins // max(n - hi, 1)
-        labels = np.empty(n, dtype=np.int64)
-        labels[order] = label_of_rank
+            labels = kmeans_one_pass(residual, k, rng)
         return Partition.from_labels(labels)
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
@@ -376,8 +356,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return min(whole.n, max(20 * self.n_coefficients(whole), 1000))
 
     def initial_rule(self, sample: LADData, whole: Any, rate: float) -> ResidualBins:
-        """C^0 without ranking every row: the ranks of :meth:`_band_partition` (and of 'bins')
-        replaced by the quantiles of the sample fit's residuals on the sample itself."""
+        """C^0 without ranking every row: the sample fit's residuals on the sample itself give
+        the quantiles of the residuals of all rows. 'bins': k clusters between the quantiles
+        j/k; 'band': the rows whose residual lies within M/2n of the τ-quantile (M = r^0 n −
+        2·bins·p) are singletons, and bins·p clusters on each side split the rest at equal
+        shares of the quantiles."""
         coef, intercept = self._sample_fit(sample.X, sample.y)
         residual = sample.y - sample.X @ coef - intercept
         n = whole.n

@@ -6,12 +6,15 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
 
 from aidopt.certificate import (
     EPS,
     Bound,
     DualPoint,
     accurate_sum,
+    accurate_tdot,
     accurate_weighted_sum,
     best_with_dual,
     dual_box,
@@ -32,6 +35,30 @@ def test_accurate_weighted_sum_bounds_its_error_exactly():
         assert abs(Fraction(total) - exact) <= Fraction(error)
         assert error <= 1e-10 * float(np.abs(weight * values).sum())
     assert accurate_weighted_sum(values, None) == accurate_sum(values)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "csr"])
+@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 256 * 256 + 3])
+def test_accurate_tdot_bounds_its_error_exactly(layout, n):
+    """Aᵀv of the certificates (chunk sums by BLAS, their sums in groups, the groups exactly):
+    within its stated bound of the exact rational value, for columns of scale 1e-9 … 1e9, on
+    sizes around the chunk and group lengths, C- and F-ordered and sparse."""
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    A[rng.random((n, 3)) < 0.3] = 0.0
+    v = rng.standard_normal(n) * rng.lognormal(0.0, 2.0, n)
+    data = {"C": A, "F": np.asfortranarray(A), "csr": sp.csr_matrix(A)}[layout]
+    total, error = accurate_tdot(data, v)
+    rows = range(n) if n < 1000 else rng.choice(n, 997, replace=False)
+    if n >= 1000:  # the exact value of a thousand rows only: the rest cut to zero
+        keep = np.zeros(n, dtype=bool)
+        keep[rows] = True
+        v = np.where(keep, v, 0.0)
+        total, error = accurate_tdot(data, v)
+    for j in range(3):
+        exact = sum(Fraction(float(A[i, j])) * Fraction(float(v[i])) for i in rows)
+        assert abs(Fraction(float(total[j])) - exact) <= Fraction(float(error[j]))
+        assert error[j] <= 1e-12 * float(np.abs(A[:, j]) @ np.abs(v)) + 1e-300
 
 
 def test_dual_box_lies_inside_the_exact_box():

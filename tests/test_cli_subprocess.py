@@ -212,5 +212,8 @@ def test_the_command_line_loads_no_heavy_library_it_does_not_use(tmp_path, model
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["status"] == "optimal"
+    answer = json.loads(done.stdout)
+    # LAD's ten rows have three residual values: tied rows share an initial cluster, and the
+    # run may prove its gap (to rounding) before every cluster is pure
+    assert answer["status"] == "optimal" or (answer["status"] == "gap" and answer["gap"] < 1e-9)
     assert done.stderr.strip().splitlines()[-1] == "False"
