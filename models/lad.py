@@ -577,13 +577,20 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         (n, m): the block's share of E^t and of its error bound, its regimes, and its split
         regime ('band': the block's ⌊band fraction · rows⌋ smallest |r_i| become singletons,
         numbered 2 + their index in ``whole``)."""
-        residual = rows.y - rows.X @ solution.coef - solution.intercept
+        # r = y − Xβ − β₀ (in this order) in one vector of n: each new one costs page faults
+        residual = np.asarray(rows.X @ solution.coef, dtype=np.float64)
+        np.subtract(rows.y, residual, out=residual)
+        residual -= solution.intercept
         positive = residual > 0
+        size = np.abs(residual)
         c_plus, c_minus = self.costs()
-        loss = np.where(positive, c_plus, -c_minus) * residual
+        if c_plus == c_minus:  # c·|r| is (±c)·r to the bit
+            loss = size if c_plus == 1.0 else size * c_plus
+        else:
+            loss = np.where(positive, c_plus, c_minus) * size
         w = rows.weight
         if w is not None:
-            loss *= w
+            loss = loss * w
         objective, sum_error = accurate_sum(loss)
         # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)
         if w is None:
@@ -603,7 +610,6 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         regime = positive.astype(np.int64)
         finer = None
         if self.split == "band":
-            size = np.abs(residual)
             k = min(rows.n - 1, int(self._band_fraction(whole) * rows.n))
             near = size <= np.partition(size, k)[k]
             finer = regime.copy()
