@@ -41,6 +41,7 @@ from aidopt.data.io import DATA_HELP, check_output_path, read_table
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
 from aidopt.jsonable import json_line
+from aidopt.memory import keep_freed_memory
 from aidopt.native import flush_c_stdio
 from aidopt.options import add_to_parser, from_args, parse_seed
 from aidopt.registry import methods, models
@@ -588,6 +589,7 @@ def _exit_status(exc: SystemExit) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 rejected/broken pipe, 2 error)."""
+    keep_freed_memory()  # large temporaries reuse freed pages (aidopt/memory.py)
     with _isolated_stdout() as out:
         handler = None
         try:

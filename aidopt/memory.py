@@ -1,0 +1,42 @@
+"""Freed memory kept for reuse in the command-line process (glibc's allocator).
+
+glibc serves a request above its mmap threshold (at most 32 MB) with a fresh mapping and unmaps
+it when freed, so every temporary vector of 10^7 rows (80 MB) is new pages whose first touch
+faults; on this project's VM that costs 0.01–0.3 s per vector, ~2.3 s of an 11 s LAD fit at
+10^7 × 20 (docs/scale.md). :func:`keep_freed_memory` asks glibc to serve large requests from its
+heap (``M_MMAP_MAX`` = 0) and to keep freed memory there (``M_TRIM_THRESHOLD`` = 2^31 − 1
+bytes): the next vector reuses the pages of the last one. A request the heap cannot serve still
+gets a mapping (glibc falls back to mmap), and threads' arenas are unchanged.
+
+It changes the whole process, so only the command line (:func:`aidopt.cli.main`) and the
+benchmark's worker processes call it, never the library.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["keep_freed_memory"]
+
+_M_TRIM_THRESHOLD = -1  # glibc's malloc.h
+_M_MMAP_MAX = -4
+_KEPT_BYTES = 2**31 - 1  # mallopt takes an int
+
+
+def keep_freed_memory() -> bool:
+    """Set glibc's allocator as the module says; False where the C library is not glibc (or
+    refuses), which changes nothing."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)  # the process's own C library
+    except OSError:
+        return False
+    if not hasattr(libc, "gnu_get_libc_version"):  # musl and others: their own allocators
+        return False
+    mallopt = libc.mallopt
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_MAX, 0)) and bool(mallopt(_M_TRIM_THRESHOLD, _KEPT_BYTES))
