@@ -9,11 +9,14 @@ bytes): the next vector reuses the pages of the last one. A request the heap can
 gets a mapping (glibc falls back to mmap), and threads' arenas are unchanged.
 
 It changes the whole process, so only the command line (:func:`aidopt.cli.main`) and the
-benchmark's worker processes call it, never the library.
+benchmark's worker processes call it, never the library; ``AIDOPT_KEEP_FREED_MEMORY=0`` turns it
+off (freed memory then goes back to the system at once: a lower peak where many temporaries of
+different sizes alternate, e.g. +30 % for the linear SVM at 10^7 rows in memory).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["keep_freed_memory"]
@@ -26,7 +29,7 @@ _KEPT_BYTES = 2**31 - 1  # mallopt takes an int
 def keep_freed_memory() -> bool:
     """Set glibc's allocator as the module says; False where the C library is not glibc (or
     refuses), which changes nothing."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.environ.get("AIDOPT_KEEP_FREED_MEMORY") == "0":
         return False
     import ctypes
 
