@@ -151,9 +151,9 @@ def accurate_tdot(
     """(Aᵀv, a bound on its rounding error per column) for A (n × p).
 
     Each chunk of CHUNK rows is multiplied in float64 (BLAS; one batched product over all
-    chunks of a C-ordered dense A), the chunk sums are added in float64 in groups of CHUNK and
-    the group sums exactly (:func:`math.fsum`), rounded once: the error of column j is at most
-    2γ(1 + γ)(|A|ᵀ|v|)_j + ε|(Aᵀv)_j|, whatever the order of the additions inside BLAS.
+    chunks of a C-ordered dense A) and the chunk sums are added exactly (:func:`math.fsum`),
+    rounded once: the error of column j is at most γ(|A|ᵀ|v|)_j + ε|(Aᵀv)_j|, whatever the
+    order of the additions inside BLAS.
     ``abs_bound`` may give an upper bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to
     save a pass over A.
     """
@@ -175,16 +175,9 @@ def accurate_tdot(
         if head < n:
             chunks.append(A[head:].T @ v[head:])
         absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
-    total = _column_totals(np.vstack(chunks) if chunks else np.zeros((0, p)))
-    error = 2 * GAMMA * (1 + GAMMA) * absolute * (1 + 4 * EPS) + EPS * np.abs(total)
-    return total, error
-
-
-def _column_totals(chunks: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Σ of the rows of ``chunks``, in float64 groups of CHUNK rows whose sums are added exactly
-    (each group sum is off by at most γ times the sum of its |rows|)."""
-    groups = np.add.reduceat(chunks, np.arange(0, chunks.shape[0], CHUNK), axis=0)
-    return np.array([math.fsum(column) for column in groups.T.tolist()])
+    sums = np.vstack(chunks).T.tolist() if chunks else [[]] * p
+    total = np.array([math.fsum(column) for column in sums])
+    return total, GAMMA * absolute * (1 + 4 * EPS) + EPS * np.abs(total)
 
 
 _RUN_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar(

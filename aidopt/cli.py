@@ -553,6 +553,8 @@ def _models(args: argparse.Namespace, out: _Results) -> int:
 
 
 def _dispatch(args: argparse.Namespace, out: _Results) -> int:
+    if getattr(args, "engine", None) != "dask":  # with Dask the passes run in the workers
+        keep_freed_memory()  # large temporaries reuse freed pages (aidopt/memory.py)
     if args.command == "solve":
         return _solve(args, out)
     if args.command == "generate":
@@ -589,7 +591,6 @@ def _exit_status(exc: SystemExit) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 rejected/broken pipe, 2 error)."""
-    keep_freed_memory()  # large temporaries reuse freed pages (aidopt/memory.py)
     with _isolated_stdout() as out:
         handler = None
         try:

@@ -8,8 +8,9 @@ heap (``M_MMAP_MAX`` = 0) and to keep freed memory there (``M_TRIM_THRESHOLD`` =
 bytes): the next vector reuses the pages of the last one. A request the heap cannot serve still
 gets a mapping (glibc falls back to mmap), and threads' arenas are unchanged.
 
-It changes the whole process, so only the command line (:func:`aidopt.cli.main`) and the
-benchmark's worker processes call it, never the library; ``AIDOPT_KEEP_FREED_MEMORY=0`` turns it
+It changes the whole process, so only the command line (:func:`aidopt.cli.main`, not with
+``--engine dask``, whose driver holds only aggregated data) and the in-memory methods of
+``aidopt bench scale`` call it, never the library; ``AIDOPT_KEEP_FREED_MEMORY=0`` turns it
 off (freed memory then goes back to the system at once: a lower peak where many temporaries of
 different sizes alternate, e.g. +30 % for the linear SVM at 10^7 rows in memory).
 """

@@ -132,10 +132,13 @@ def run_method(
 ) -> dict[str, Any]:
     """One method on one instance (called in a fresh process)."""
     from aidopt.driver import AIDSolver
+    from aidopt.memory import keep_freed_memory
     from aidopt.registry import model as registered
 
     model = registered(model_name)()
     out: dict[str, Any] = {"status": "ok"}
+    if method != "dask":  # in memory, as the command line runs it (aidopt/memory.py)
+        keep_freed_memory()
     if method == "dask":
         from aidopt.engine.dask import DaskBlocks, local_client
 

@@ -14,11 +14,8 @@ import json
 import resource
 import sys
 
-from aidopt.memory import keep_freed_memory
-
 
 def main(payload: str) -> None:
-    keep_freed_memory()  # as the command line does (aidopt/memory.py)
     spec = json.loads(payload)
     module_name, func_name = spec["task"].split(":")
     result = getattr(importlib.import_module(module_name), func_name)(**spec["args"])
