@@ -137,8 +137,6 @@ def run_method(
 
     model = registered(model_name)()
     out: dict[str, Any] = {"status": "ok"}
-    if method != "dask":  # in memory, as the command line runs it (aidopt/memory.py)
-        keep_freed_memory()
     if method == "dask":
         from aidopt.engine.dask import DaskBlocks, local_client
 
@@ -151,6 +149,7 @@ def run_method(
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(client, blocks)}
             client.cluster.close()
         return out | _result(result) | {"together_peak_mb": together.peak_mb}
+    keep_freed_memory()  # in memory, as the command line runs it (aidopt/memory.py)
     data, out["read_seconds"] = _read(folder, model)
     if method == "xb":
         return out | {"xb_seconds": _xb(data, row_group)}

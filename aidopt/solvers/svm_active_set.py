@@ -135,12 +135,16 @@ class _Rows:
         shift = theta[self.m] if self.intercept else 0.0
         return self.y * (np.asarray(self.X @ theta[: self.m]).ravel() + shift)
 
+    def linear_sum(self, active: NDArray[np.bool_]) -> NDArray[np.float64]:
+        """Σ_{k active} u_k z_k, from every row."""
+        weights = np.where(active, self.u, 0.0)
+        return self._with_bias(self.X.T @ (weights * self.y), float(weights @ self.y))
+
     def hinge_sums(self, active: NDArray[np.bool_]) -> tuple[NDArray, NDArray]:
         """(Σ_{k active} u_k z_k, Σ_{k active} u_k |x_k|): the linear term of q and the size of
         its w-part, from every row."""
         weights = np.where(active, self.u, 0.0)
-        linear = self._with_bias(self.X.T @ (weights * self.y), float(weights @ self.y))
-        return linear, np.asarray(self.abs_X.T @ weights).ravel()
+        return self.linear_sum(active), np.asarray(self.abs_X.T @ weights).ravel()
 
     def hinge_change(self, rows: NDArray[np.int64], sign: NDArray[np.float64]):
         """The change of both :meth:`hinge_sums` when ``rows`` join (sign +1) or leave (−1) the
@@ -196,7 +200,7 @@ class _Face:
                 column[0] = z[0, m]
             self._inverse, self.updated = _bordered_inverse(self._inverse, column), True
         self.E, self.Z = np.append(self.E, k), np.vstack((self.Z, z))
-        self.abs_Z = np.abs(self.Z)
+        self.abs_Z = np.vstack((self.abs_Z, np.abs(z)))
 
     def remove(self, i: int) -> None:
         if self._inverse is not None:
@@ -380,11 +384,7 @@ class _Window:
             delta = float(np.partition(distance, count)[count])
             delta = max(delta, 1e-8 * (1.0 + float(np.linalg.norm(theta))))
             near = distance <= delta
-            far_hinge = np.flatnonzero(~near & in_hinge)
-            if far_hinge.size:
-                self.far_sum = rows.hinge_change(far_hinge, np.ones(far_hinge.size))[0]
-            else:
-                self.far_sum = np.zeros(rows.p)
+            self.far_sum = rows.linear_sum(~near & in_hinge)
             self.near = np.flatnonzero(near)
             self.rows, self.radius = rows.subset(self.near), 0.5 * delta
         else:
@@ -531,7 +531,7 @@ def _solve(rows: _Rows, start, max_steps: int, time_limit: float | None) -> Hing
         steps += 1
         fresh = stale >= _REFRESH_STEPS
         if fresh:
-            if stale >= _REFRESH_STEPS and not capped:
+            if not capped:  # a whole window without reaching its edge
                 share = max(_MIN_SHARE, share / 2)
             capped = False
             r = rows.dot(theta) - 1.0
