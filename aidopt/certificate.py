@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt import compiled
 from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
@@ -52,6 +53,7 @@ __all__ = [
     "accurate_tdot",
     "accurate_weighted_sum",
     "added_blocks",
+    "added_chunk_sums",
     "best_with_dual",
     "data_sums_cached",
     "dual_box",
@@ -67,6 +69,7 @@ __all__ = [
 CHUNK = 256  #: rows per chunk of an accurate sum
 EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
 GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding bound of a chunked sum
+_SUM2_ENTRIES = 1 << 12  #: chunk sums added by the compiled Sum2 (in a large run) from this many
 
 
 def added_blocks(values: Sequence[Any], errors: Sequence[Any]) -> tuple[Any, Any]:
@@ -150,8 +153,9 @@ def accurate_tdot(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(Aᵀv, a bound on its rounding error per column) for A (n × p).
 
-    Each chunk of CHUNK rows is multiplied in float64 (BLAS; one batched product over all
-    chunks of a C-ordered dense A) and the chunk sums are added exactly (:func:`math.fsum`),
+    Each chunk of CHUNK rows is multiplied in float64 (the compiled loop of
+    :mod:`aidopt.compiled` for a large dense A, else BLAS: one batched product over all chunks
+    of a C-ordered dense A) and the chunk sums are added exactly (:func:`math.fsum`),
     rounded once: the error of column j is at most γ(|A|ᵀ|v|)_j + ε|(Aᵀv)_j|, whatever the
     order of the additions inside BLAS.
     ``abs_bound`` may give an upper bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to
@@ -165,6 +169,9 @@ def accurate_tdot(
             for start in range(0, n, CHUNK)
         ]
         absolute = np.asarray(abs(A).T @ np.abs(v)).ravel() if abs_bound is None else abs_bound
+    elif (kernels := compiled.kernels_for(A)) is not None:
+        chunks = [kernels.chunk_tdot(A, v, CHUNK)]
+        absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
     else:
         head = n - n % CHUNK
         if A.flags.c_contiguous:
@@ -175,9 +182,27 @@ def accurate_tdot(
         if head < n:
             chunks.append(A[head:].T @ v[head:])
         absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
-    sums = np.vstack(chunks).T.tolist() if chunks else [[]] * p
-    total = np.array([math.fsum(column) for column in sums])
-    return total, GAMMA * absolute * (1 + 4 * EPS) + EPS * np.abs(total)
+    if not chunks:
+        return np.zeros(p), np.zeros(p)
+    total, added = added_chunk_sums(np.vstack(chunks))
+    return total, GAMMA * absolute * (1 + 4 * EPS) + added
+
+
+def added_chunk_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(the sum of each column of ``rows`` — chunk sums —, a bound on the error of that
+    addition alone): exactly (:func:`math.fsum`) and rounded once, error ≤ ε|total|; in a large
+    run by the compiled Sum2 (:func:`aidopt.compiled.compensated_column_sums`), error ≤ ε|s| +
+    γ²_N Σ|p| ≤ ε(1 + 2ε)|total| + 2γ²_N Σ|p| (|s| ≤ (|total| + γ²_N Σ|p|)/(1 − ε), Σ|p| as
+    computed, with its own rounding, ≤ (1 + 2γ_N) × that)."""
+    kernels = compiled.kernels_for(np.ascontiguousarray(rows), minimum=_SUM2_ENTRIES)
+    if kernels is None:
+        total = np.array([math.fsum(column) for column in rows.T.tolist()], dtype=np.float64)
+        return total, EPS * np.abs(total)
+    total, size = kernels.compensated_column_sums(rows)
+    n = rows.shape[0]
+    gamma = n * EPS / (1 - n * EPS)
+    tail = 2 * gamma * gamma * size * (1 + 2 * gamma)
+    return total, EPS * (1 + 2 * EPS) * np.abs(total) + tail
 
 
 _RUN_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
@@ -221,11 +246,14 @@ def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]
 def _abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
     if issparse(A):
         sums = np.asarray(abs(A).sum(axis=0), dtype=np.float64).ravel()
+    elif (kernels := compiled.kernels_for(A)) is not None:
+        sums = kernels.abs_column_sums(A)
     else:
         sums = np.zeros(A.shape[1])
         for start in range(0, A.shape[0], 65536):
             sums += np.abs(A[start : start + 65536]).sum(axis=0)
-    return sums * (1 + A.shape[0] * EPS * 2)  # an upper bound despite the rounding of the sums
+    # an upper bound despite the rounding of the sums (n − 1 additions in any order)
+    return sums * (1 + A.shape[0] * EPS * 2)
 
 
 def relative_gap(
@@ -268,8 +296,8 @@ class DualPoint:
     ) -> DualPoint:
         """The compact form of a full vector u (entries equal to their default are dropped)."""
         default = cls._defaults(len(u), regime, by_regime)
-        index = np.flatnonzero(u != default).astype(np.int64)
-        return cls(by_regime, index, u[index].astype(np.float64), dict(extra or {}))
+        index = np.flatnonzero(u != default).astype(np.int64, copy=False)
+        return cls(by_regime, index, u[index].astype(np.float64, copy=False), dict(extra or {}))
 
     def expand(self, n: int, regime: NDArray[np.int64] | None) -> NDArray[np.float64]:
         """The full vector u (n,) for the regimes of the entries."""

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from aidopt import __version__
+from aidopt import __version__, compiled
 from aidopt.certificate import Bound, Certificate, data_sums_cached, relative_gap
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.deadline import TimeLimitReached, deadline, remaining
@@ -276,8 +276,8 @@ class AIDSolver:
             on.model = on_blocks(self.model)
             return on.solve(data)
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
-            with single_thread_blas():  # the passes are matrix–vector work (solvers/threads.py)
-                return self._run(data, full=False)
+            with single_thread_blas(), compiled.for_run(compiled.dense_entries(data)):
+                return self._run(data, full=False)  # passes: matrix–vector work, compiled loops
 
     def solve_full(self, data: Any) -> AIDResult:
         """Solve the original (non-aggregated) model through the same path: the reference.
@@ -290,7 +290,7 @@ class AIDSolver:
                 "The full problem needs every row in memory; solve it on the data, not on blocks."
             )
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
-            with single_thread_blas():  # the passes are matrix–vector work (solvers/threads.py)
+            with single_thread_blas(), compiled.for_run(compiled.dense_entries(data)):
                 return self._run(data, full=True)
 
     @property

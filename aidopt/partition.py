@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt import compiled
 from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
@@ -84,9 +85,10 @@ class Partition(ClusterCounts):
         low, high = int(raw.min()), int(raw.max())
         if low >= 0 and high < 2 * raw.size + 1024:  # a table of the label values: no sort
             counts = np.bincount(raw.astype(np.int64, copy=False))
-            present = counts > 0
-            rank = np.cumsum(present) - 1
-            return cls(labels=rank[raw].astype(np.int64, copy=False), sizes=counts[present])
+            present = np.flatnonzero(counts)
+            rank = np.empty(counts.size, dtype=np.int64)
+            rank[present] = np.arange(present.size)
+            return cls(labels=rank[raw], sizes=counts[present])
         uniq, inverse = np.unique(raw, return_inverse=True)
         inverse = inverse.astype(np.int64, copy=False)
         return cls(labels=inverse, sizes=np.bincount(inverse, minlength=uniq.size))
@@ -310,10 +312,14 @@ def label_indicator(labels: NDArray[np.int64], k: int) -> sp.csr_matrix:
 
 
 def label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """(k, m) sums Σ_{i: labels_i = c} a_i, added in row order either way: one ``bincount`` per
-    column for a small ``a`` (no SciPy import on a small run), else the sparse k × n indicator
-    times ``a`` (one pass over the rows instead of m)."""
+    """(k, m) sums Σ_{i: labels_i = c} a_i: one ``bincount`` per column for a small ``a`` (no
+    SciPy import on a small run), the compiled loop of :mod:`aidopt.compiled` for a large dense
+    one (one read of ``a`` on every core), else the sparse k × n indicator times ``a`` (one
+    pass over the rows instead of m)."""
     if a.size <= _BINCOUNT_ENTRIES:
         columns = [np.bincount(labels, weights=column, minlength=k) for column in a.T]
         return np.stack(columns, axis=1) if columns else np.zeros((k, 0))
+    kernels = compiled.kernels_for(a)
+    if kernels is not None:
+        return kernels.label_sums(labels, a, k)
     return np.asarray(label_indicator(labels, k) @ a)

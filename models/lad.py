@@ -63,14 +63,18 @@ from aidopt.lazy import sparse as sp
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
+from aidopt import compiled
 from aidopt.certificate import (
+    CHUNK,
     EPS,
+    GAMMA,
     Bound,
     DualPoint,
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
     added_blocks,
+    added_chunk_sums,
     best_with_dual,
     repair_equalities,
     safe_min_eigenvalue,
@@ -384,6 +388,13 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     def initial_labels(self, rows: LADData, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
         """Cluster labels of a block under ``rule`` (any non-negative integers: the driver
         renumbers them): residual bins, and for 'band' a singleton per row inside the band."""
+        kernels = compiled.kernels_for(rows.X)
+        if kernels is not None:  # the same labels in one read of the rows
+            band = rule.band if rule.band is not None else (np.inf, np.inf)
+            above = rule.above if rule.above is not None else np.zeros(0)
+            return kernels.residual_bins(
+                rows.X, rows.y, rule.coef, rule.intercept, rule.edges, band, above, offset
+            )
         residual = rows.y - rows.X @ rule.coef - rule.intercept
         labels = np.searchsorted(rule.edges, residual).astype(np.int64)
         if rule.band is None:
@@ -395,11 +406,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         labels[middle] = 2 * bins + offset + middle
         return labels
 
-    def cluster_columns(self, rows: LADData) -> NDArray[np.float64]:
+    def cluster_columns(self, rows: LADData) -> list[NDArray]:
         """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
-        return np.column_stack([rows.row_weights, rows.weighted_X, rows.weighted_y])
+        return [rows.row_weights, rows.weighted_X, rows.weighted_y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> LADAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
@@ -577,21 +588,36 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         (n, m): the block's share of E^t and of its error bound, its regimes, and its split
         regime ('band': the block's ⌊band fraction · rows⌋ smallest |r_i| become singletons,
         numbered 2 + their index in ``whole``)."""
-        # r = y − Xβ − β₀ (in this order) in one vector of n: each new one costs page faults
-        residual = np.asarray(rows.X @ solution.coef, dtype=np.float64)
-        np.subtract(rows.y, residual, out=residual)
-        residual -= solution.intercept
-        positive = residual > 0
-        size = np.abs(residual)
         c_plus, c_minus = self.costs()
-        if c_plus == c_minus:  # c·|r| is (±c)·r to the bit
-            loss = size if c_plus == 1.0 else size * c_plus
-        else:
-            loss = np.where(positive, c_plus, c_minus) * size
         w = rows.weight
-        if w is not None:
-            loss = loss * w
-        objective, sum_error = accurate_sum(loss)
+        kernels = compiled.kernels_for(rows.X) if w is None else None
+        if kernels is not None:  # r and the chunk sums of ρ(r) in one read of the rows
+            residual, chunks = kernels.residual_loss(
+                rows.X, rows.y, solution.coef, solution.intercept, c_plus, c_minus, CHUNK
+            )
+            positive = residual > 0
+            size = np.abs(residual, out=residual)
+            total, added = added_chunk_sums(chunks[:, None])
+            objective = float(total[0])
+            loss_sum = (objective + float(added[0])) * (1 + 2 * GAMMA)  # ≥ Σ|ρ(r_i)|
+            sum_error = GAMMA * loss_sum * (1 + 2 * EPS) + float(added[0])
+        else:
+            # r = y − Xβ − β₀ (in this order) in one vector of n: each costs page faults
+            residual = np.asarray(rows.X @ solution.coef, dtype=np.float64)
+            np.subtract(rows.y, residual, out=residual)
+            residual -= solution.intercept
+            positive = residual > 0
+            size = np.abs(residual)
+            if c_plus == c_minus:  # c·|r| is (±c)·r to the bit
+                loss = size if c_plus == 1.0 else size * c_plus
+            else:
+                loss = np.where(positive, c_plus, c_minus) * size
+            if w is not None:
+                loss = loss * w
+            objective, sum_error = accurate_sum(loss)
+            loss_sum = float(loss.sum()) * (1 + 2 * GAMMA)
+        if w is None and (c_plus, c_minus) != (1.0, 1.0):
+            sum_error += EPS * loss_sum  # the products c·|r_i|
         # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)
         if w is None:
             scale = (
@@ -605,7 +631,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
                 + float((w @ np.abs(rows.X)) @ np.abs(solution.coef))
                 + float(w.sum()) * abs(solution.intercept)
             ) * (1 + (rows.n + 2) * EPS)
-            sum_error += 2 * EPS * float(np.abs(loss).sum())  # the products c·r_i·w_i
+            sum_error += 2 * EPS * loss_sum  # the products c·r_i·w_i
         residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
         regime = positive.astype(np.int64)
         finer = None
@@ -683,12 +709,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         weight, x_sum, y_sum = _cluster_sums(data, part)
         agg = LADAggregate(x_sum, y_sum, weight, part)
         candidates, gram = self.bound_candidates(agg, solution)
+        all_terms = self.cluster_bound_terms(data, part.labels, [s for s, _ in candidates])
         found = []
-        for s, what in candidates:
-            spread = s[part.labels]
+        for (s, what), terms in zip(candidates, all_terms, strict=True):
             source = f"{what} spread over the entries, on all data"
-            bound = self._bound_at(data, spread, upper, gram, part.n_clusters, source)
-            found.append((bound, partial(self._dual_point, spread, evaluation)))
+            bound = self.bound_from_terms(
+                terms, gram, part.n_clusters, upper, source, data.feature_names
+            )
+            found.append((bound, partial(self._spread_dual_point, s, part, evaluation)))
         return best_with_dual(found)
 
     def bound_candidates(
@@ -731,6 +759,39 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         w_min = 1.0 if w is None else float(w.min())
         return BoundTerms(value, value_error, e, error, float(wy @ wy), w_min, rows.n)
 
+    def cluster_bound_terms(
+        self, rows: LADData, labels: NDArray[np.integer], duals: list[NDArray[np.float64]]
+    ) -> list[BoundTerms]:
+        """:meth:`bound_terms` at u = s[labels] for each cluster dual s of ``duals``. On a large
+        dense unweighted X in a large run: one compiled read of the rows for all of them, u never
+        made (:func:`aidopt.compiled.cluster_dual_sums`: chunks of CHUNK rows summed in float64,
+        the chunk sums added by :func:`aidopt.certificate.added_chunk_sums`), with the rounding
+        bounds of :meth:`bound_terms`: γΣ|v| per sum plus the addition of its chunk sums,
+        ε Σ|u_i y_i| for the products u_i y_i, |Zᵀu| through max|u| · Σ_i |x_i|."""
+        kernels = compiled.kernels_for(rows.X)
+        if kernels is None or rows.weight is not None or not duals:
+            return [self.bound_terms(rows, s[labels]) for s in duals]
+        products, scalars = kernels.cluster_dual_sums(
+            rows.X, rows.y, labels, np.vstack(duals), CHUNK
+        )
+        column_sums = abs_column_sums(rows.X)
+        norm_y_squared = float(rows.y @ rows.y)
+        terms = []
+        for d in range(len(duals)):
+            e, e_added = added_chunk_sums(products[:, d, :])
+            sums, added = added_chunk_sums(scalars[:, d, :4])
+            uy, u_sum = float(sums[0]), float(sums[2])
+            # sums of non-negative terms in chunks: the exact ones are at most (1 + 2γ) × these
+            abs_uy, abs_u = (sums[[1, 3]] + added[[1, 3]]) * (1 + 2 * GAMMA)
+            bound_u = float(scalars[:, d, 4].max(initial=0.0))
+            value_error = (GAMMA + EPS) * abs_uy * (1 + 2 * EPS) + float(added[0])
+            e_error = GAMMA * bound_u * column_sums * (1 + 4 * EPS) + e_added
+            if self.fit_intercept:
+                e = np.r_[u_sum, e]
+                e_error = np.r_[GAMMA * abs_u * (1 + 2 * EPS) + float(added[2]), e_error]
+            terms.append(BoundTerms(uy, value_error, e, e_error, norm_y_squared, 1.0, rows.n))
+        return terms
+
     def bound_from_terms(
         self,
         terms: BoundTerms,
@@ -767,6 +828,12 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         attached: :meth:`_dual_point`)."""
         sums = self.bound_terms(data, s)
         return self.bound_from_terms(sums, gram, terms, upper, source, data.feature_names)
+
+    def _spread_dual_point(
+        self, s: NDArray[np.float64], part: Partition, evaluation: Evaluation
+    ) -> DualPoint:
+        """The cluster dual s spread over the entries (u_i = s_k w_i, i ∈ C_k), as a dual point."""
+        return self._dual_point(s[part.labels], evaluation)
 
     def _dual_point(self, s: NDArray[np.float64], evaluation: Evaluation) -> DualPoint:
         """s as a dual point (compact: the entries whose value is not their regime's default)."""

@@ -431,13 +431,13 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         """Cluster labels of a block: the bin of its projection."""
         return np.searchsorted(rule.edges, rows.X @ rule.direction).astype(np.int64)
 
-    def cluster_columns(self, rows: FeatureData) -> NDArray[np.float64]:
+    def cluster_columns(self, rows: FeatureData) -> list[NDArray]:
         """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and
         tell whether N = Σ W_k is exact)."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
-        return np.column_stack([w, (w != 1.0).astype(np.float64), rows.weighted_X])
+        return [w, (w != 1.0).astype(np.float64), rows.weighted_X]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`: N = Σ_k W_k,

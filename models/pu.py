@@ -1078,15 +1078,13 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         bins = 1 + np.searchsorted(rule.edges, rows.X @ rule.direction)
         return np.where(rows.labeled, 0, bins).astype(np.int64)
 
-    def cluster_columns(self, rows: PUData) -> NDArray[np.float64]:
+    def cluster_columns(self, rows: PUData) -> list[NDArray]:
         """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
         aggregated data (and tell whether the weights of P and U are exact)."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
-        return np.column_stack(
-            [np.ones(rows.n), w, (w != 1.0), rows.labeled, rows.weighted_X]
-        ).astype(np.float64, copy=False)
+        return [np.ones(rows.n), w, (w != 1.0).astype(np.float64), rows.labeled, rows.weighted_X]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> PUAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

@@ -666,11 +666,11 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         positive = rule.negative.size + 1 + np.searchsorted(rule.positive, score)
         return np.where(rows.y > 0, positive, negative).astype(np.int64)
 
-    def cluster_columns(self, rows: SVMData) -> NDArray[np.float64]:
+    def cluster_columns(self, rows: SVMData) -> list[NDArray]:
         """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
-        return np.column_stack([np.ones(rows.n), rows.row_weights, rows.weighted_X, rows.y])
+        return [np.ones(rows.n), rows.row_weights, rows.weighted_X, rows.y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

@@ -162,7 +162,7 @@ class MemoryBlocks(Blocks):
     """Blocks of ``chunk_rows`` rows of an in-memory data object (the last one shorter)."""
 
     def __init__(self, data: Any, chunk_rows: int) -> None:
-        self._data = data
+        self.rows_in_memory = data  # what aidopt.compiled.dense_entries looks at
         self._blocks = row_blocks(data, chunk_rows)
         self.sizes = np.array([b.n for b in self._blocks], dtype=np.int64)
         self.offsets = np.cumsum(self.sizes) - self.sizes
@@ -183,7 +183,7 @@ class MemoryBlocks(Blocks):
         return results
 
     def _take(self, rows):
-        return block_of_rows_indexed(self._data, rows)
+        return block_of_rows_indexed(self.rows_in_memory, rows)
 
     def describe(self) -> str:
         return f"numpy engine, {self.n_blocks} block(s) of ≤ {int(self.sizes.max())} rows"

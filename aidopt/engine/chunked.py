@@ -7,7 +7,8 @@ data pass* of the contract (:mod:`aidopt.contract`):
 ``initial_sample_size(whole)``             rows of the sample that places C^0
 ``initial_rule(sample, whole, rate)``      what places a row in C^0, fitted on the sample
 ``initial_labels(rows, offset, rule)``     the C^0 labels of a block (one streaming pass)
-``cluster_columns(rows)``                  per-row vectors whose cluster sums are the aggregate
+``cluster_columns(rows)``                  per-row columns whose cluster sums are the aggregate
+                                           (a list of vectors and matrices, side by side)
 ``aggregate_from_sums(sums, partition)``   the aggregated data from those sums
 ``evaluate_rows(rows, sol, offset, whole)``  a block's share of E^t, its regimes
 ``bound_candidates(agg, solution)``        the dual points to try, from the aggregated data
@@ -16,8 +17,10 @@ data pass* of the contract (:mod:`aidopt.contract`):
 ``bound_from_terms(terms, ctx, K, U, ...)``  the bound from the summed terms
 =========================================  ==================================================
 
-Optional: ``check_blocks()`` — refuses, before any reading, a setting of the model that needs
-every row at once (PU's non-linear kernels); ``solution_row_sums(rows, solution)`` — what the
+Optional: ``cluster_bound_terms(rows, labels, duals)`` — ``bound_terms`` at u = s[labels] for
+every cluster dual s at once (one read of the block instead of one per dual); ``check_blocks()``
+— refuses, before any reading, a setting of the model that needs every row at once (PU's
+non-linear kernels); ``solution_row_sums(rows, solution)`` — what the
 description of the answer sums over the rows (an SVM's training accuracy), passed summed to
 ``solution_to_dict(header, solution, row_sums=...)``. A term of E^t that is not a row sum (a
 regulariser) comes with the block at offset 0.
@@ -86,14 +89,23 @@ def _initial_labels(block, offset, model, rule):
 def _evaluate(block, offset, labels, model, solution, whole, duals):
     """A block's evaluation, and the certificate's terms at each dual (the same pass)."""
     ev = model.evaluate_rows(block, solution, offset, whole)
-    terms = [model.bound_terms(block, s[labels]) for s in duals]
+    terms = _cluster_bound_terms(model, block, labels, duals)
     finer = None if ev.split_regime is None else small_ints(ev.split_regime)
     has_finer = finer is not None
     return (small_ints(ev.regime), finer), (ev.objective, ev.objective_error, has_finer, terms)
 
 
 def _bound_terms(block, offset, labels, model, duals):
-    return (), [model.bound_terms(block, s[labels]) for s in duals]
+    return (), _cluster_bound_terms(model, block, labels, duals)
+
+
+def _cluster_bound_terms(model, block, labels, duals):
+    """The certificate's terms at u = s[labels] for each cluster dual s: the model's
+    ``cluster_bound_terms`` (all of them in one read of the block), else ``bound_terms`` each."""
+    fused = getattr(model, "cluster_bound_terms", None)
+    if callable(fused):
+        return fused(block, labels, duals)
+    return [model.bound_terms(block, s[labels]) for s in duals]
 
 
 def _solution_row_sums(block, offset, model, solution):

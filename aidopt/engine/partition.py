@@ -98,10 +98,33 @@ def _present(_block, _offset, labels):
     return (), (values, counts)
 
 
+def _renumbered(labels: NDArray) -> tuple[NDArray, NDArray]:
+    """The labels present in a block (sorted) and each row's rank among them: a table lookup
+    when the largest label is within a few times the block's rows, else ``np.unique``."""
+    top = int(labels.max(initial=-1)) + 1
+    if top > 4 * labels.size:
+        present, inverse = np.unique(labels, return_inverse=True)
+        return present, inverse.ravel()
+    present = np.flatnonzero(np.bincount(labels, minlength=top))
+    rank = np.empty(top, dtype=np.intp)
+    rank[present] = np.arange(present.size)
+    return present, rank[labels]
+
+
 def _cluster_sums(block, _offset, labels, columns):
-    """Σ per cluster present in the block (:func:`aidopt.partition.label_sums`)."""
-    present, inverse = np.unique(labels, return_inverse=True)
-    return (), (present, label_sums(inverse.ravel(), columns(block), present.size))
+    """Σ per cluster present in the block of the model's columns (a matrix, or a list of
+    vectors and matrices side by side): a vector by ``bincount``, a matrix by
+    :func:`aidopt.partition.label_sums` (the list is never copied into one matrix)."""
+    present, inverse = _renumbered(labels)
+    k = present.size
+    parts = columns(block)
+    sums = [
+        np.bincount(inverse, weights=part, minlength=k)[:, None]
+        if np.ndim(part) == 1
+        else label_sums(inverse, part, k)
+        for part in ([parts] if isinstance(parts, np.ndarray) else parts)
+    ]
+    return (), (present, np.hstack(sums))
 
 
 @dataclass(eq=False)
@@ -137,7 +160,8 @@ class BlockPartition(ClusterCounts):
         return int(self.sizes.sum())
 
     def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
-        """Σ_{i∈C_k} columns(block)_i per cluster (K × q): one data pass. The labels of the
+        """Σ_{i∈C_k} of the per-row columns ``columns(block)`` (vectors and matrices, side by
+        side) per cluster (K × q): one data pass. The labels of the
         partitions this one was split from are freed first (nothing reads them any more)."""
         self.forget_history()
         total = None

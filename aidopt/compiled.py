@@ -1,0 +1,386 @@
+"""Compiled row loops (numba) for the two sums of a data pass over a large dense matrix.
+
+* per-cluster sums Σ_{labels_i = c} a_i — the aggregated data (:func:`aidopt.partition.
+  label_sums`);
+* per-chunk products Σ_{i ∈ chunk} v_i a_i over chunks of :data:`aidopt.certificate.CHUNK`
+  rows — the float64 part of an accurate Aᵀv (:func:`aidopt.certificate.accurate_tdot`; the
+  chunk sums are then added exactly there, so its rounding bound holds whatever the order of
+  the additions inside a chunk);
+* the same for u_i = s_{k(i)}, a dual constant per cluster, for several s at once (and the
+  sums of u_i y_i, u_i, |u_i|): a certificate's row sums at the spread duals without making u
+  (:meth:`aidopt.models.lad.LADModel.cluster_bound_terms`);
+* residuals r = y − Xβ − β₀ with the chunk sums of the check loss ρ(r) (LAD and quantile
+  evaluation), the initial cluster of each row by its residual (bins and a band of
+  singletons, LAD's C^0), and the column
+  sums of |A| (the certificates' bound on |A|ᵀ|v|).
+
+Each is one read of A on every core, about the time of a bare ``A @ b``; numpy has no kernel
+for any (the sparse indicator product takes ~30× that, the batched chunk product ~3×).
+
+numba is optional (the ``scale`` extra). Whether a run uses the kernels depends on the size of
+its data only (:func:`for_run`: a dense X of :data:`RUN_ENTRIES` entries or more; then every
+matrix of :data:`MIN_ENTRIES` or more goes through them): below, numba's import and loading
+(~1.5 s, started in the background when the run begins; a first compilation some seconds more,
+then cached on disk) cost more than they save. The kernels run on the main thread only
+(numba's default threading layer must not be entered from two threads at once: Dask's worker
+threads take the numpy path). ``AIDOPT_COMPILED=0`` turns them off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import importlib.util
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from aidopt.log import logger
+
+__all__ = [
+    "MIN_ENTRIES",
+    "RUN_ENTRIES",
+    "abs_column_sums",
+    "chunk_tdot",
+    "cluster_dual_sums",
+    "compensated_column_sums",
+    "dense_entries",
+    "for_run",
+    "kernels_for",
+    "label_sums",
+    "residual_bins",
+    "residual_loss",
+]
+
+#: a run whose dense X has this many entries uses the kernels, for every matrix of at least
+#: MIN_ENTRIES (below, a call's overhead is not worth it)
+RUN_ENTRIES = 1 << 25
+MIN_ENTRIES = 1 << 16
+#: per-thread tables of cluster sums larger than this are not made (one table instead)
+_THREAD_TABLE_BYTES = 1 << 28
+_IN_LARGE_RUN = contextvars.ContextVar("aidopt_compiled", default=False)
+_loading: threading.Thread | None = None  #: the background load started by :func:`for_run`
+_load_error: list[BaseException] = []  #: why the load failed (then the numpy path serves)
+
+
+def _enabled() -> bool:
+    return os.environ.get("AIDOPT_COMPILED", "1") != "0"
+
+
+def dense_entries(data: Any) -> int:
+    """Entries of the dense in-memory X of a run's data (of the rows of in-memory blocks); 0
+    for sparse X or rows elsewhere (Dask)."""
+    X = getattr(getattr(data, "rows_in_memory", data), "X", None)
+    return int(X.size) if isinstance(X, np.ndarray) else 0
+
+
+@contextlib.contextmanager
+def for_run(entries: int) -> Iterator[None]:
+    """Within: the kernels serve the passes when the run's dense X has ``entries`` ≥
+    :data:`RUN_ENTRIES` and numba is installed — loaded from now on in the background, so that
+    the first pass finds them ready."""
+    global _loading
+    large = entries >= RUN_ENTRIES and _enabled() and importlib.util.find_spec("numba") is not None
+    if large and _loading is None:
+        _loading = threading.Thread(target=_load, name="aidopt-compiled-load", daemon=True)
+        _loading.start()
+    token = _IN_LARGE_RUN.set(large)
+    try:
+        yield
+    finally:
+        _IN_LARGE_RUN.reset(token)
+
+
+def kernels_for(a: Any, minimum: int | None = None) -> ModuleType | None:
+    """This module when ``a`` should go through the kernels: inside a large run, a C-ordered
+    float64 matrix of ``minimum`` (MIN_ENTRIES) entries or more, on the main thread; else None
+    (the numpy path)."""
+    if not (
+        _IN_LARGE_RUN.get()
+        and isinstance(a, np.ndarray)
+        and a.ndim == 2
+        and a.dtype == np.float64
+        and a.flags.c_contiguous
+        and a.size >= (MIN_ENTRIES if minimum is None else minimum)
+        and threading.current_thread() is threading.main_thread()
+    ):
+        return None
+    if _loading is not None:
+        _loading.join()
+    return None if _load_error else sys.modules[__name__]
+
+
+def _load() -> None:
+    try:
+        _compiled()
+    except Exception as error:  # a numba that cannot compile here: the numpy path, said once
+        _load_error.append(error)
+        logger.warning("aidopt.compiled: the compiled passes are off (%s); numpy serves.", error)
+
+
+@functools.cache
+def _compiled() -> tuple[Any, ...]:
+    """The loops, compiled for all cores (cached on disk by numba)."""
+    import numba
+
+    prange = numba.prange
+
+    def label_sums_loop(labels, a, k, parts):
+        n, q = a.shape
+        tables = np.zeros((parts, k, q))
+        for t in prange(parts):
+            table = tables[t]
+            for i in range(t * n // parts, (t + 1) * n // parts):
+                c = labels[i]
+                for j in range(q):
+                    table[c, j] += a[i, j]
+        total = tables[0]
+        for t in range(1, parts):
+            total += tables[t]
+        return total
+
+    def chunk_tdot_loop(a, v, chunk):
+        n, p = a.shape
+        out = np.zeros(((n + chunk - 1) // chunk, p))
+        for c in prange(out.shape[0]):
+            row = out[c]
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
+                vi = v[i]
+                for j in range(p):
+                    row[j] += vi * a[i, j]
+        return out
+
+    def cluster_dual_loop(a, y, labels, duals, chunk):
+        n, p = a.shape
+        q = duals.shape[0]
+        chunks = (n + chunk - 1) // chunk
+        products = np.zeros((chunks, q, p))
+        # per chunk and dual: Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
+        scalars = np.zeros((chunks, q, 5))
+        for c in prange(chunks):
+            start, stop = c * chunk, min(n, (c + 1) * chunk)
+            u = np.empty(stop - start)
+            for d in range(q):
+                uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
+                for i in range(start, stop):
+                    ui = duals[d, labels[i]]
+                    u[i - start] = ui
+                    uy = ui * y[i]
+                    uy_sum += uy
+                    uy_abs += abs(uy)
+                    u_sum += ui
+                    u_abs += abs(ui)
+                    if abs(ui) > u_max:
+                        u_max = abs(ui)
+                scalars[c, d, 0] = uy_sum
+                scalars[c, d, 1] = uy_abs
+                scalars[c, d, 2] = u_sum
+                scalars[c, d, 3] = u_abs
+                scalars[c, d, 4] = u_max
+                row = products[c, d]
+                for i in range(start, stop):
+                    ui = u[i - start]
+                    for j in range(p):
+                        row[j] += ui * a[i, j]
+        return products, scalars
+
+    def residual_loop(a, y, coef, intercept, c_plus, c_minus, chunk):
+        n, p = a.shape
+        residual = np.empty(n)
+        loss = np.zeros((n + chunk - 1) // chunk)
+        for c in prange(loss.size):
+            total = 0.0
+            for i in range(c * chunk, min(n, (c + 1) * chunk)):
+                fit = 0.0
+                for j in range(p):
+                    fit += a[i, j] * coef[j]
+                r = (y[i] - fit) - intercept
+                residual[i] = r
+                total += c_plus * r if r > 0 else -c_minus * r
+            loss[c] = total
+        return residual, loss
+
+    @numba.njit(inline="always")
+    def lower_bound(edges, value):
+        # np.searchsorted(edges, value), side 'left', for sorted edges: the edges below value,
+        # counted without a branch (few edges: a vectorised count beats a binary search)
+        count = 0
+        for e in range(edges.size):
+            count += edges[e] < value
+        return count
+
+    def residual_bins_loop(a, y, coef, intercept, edges, low, high, above, offset):
+        n, p = a.shape
+        bins = edges.size + 1
+        labels = np.empty(n, dtype=np.int64)
+        for i in prange(n):
+            fit = 0.0
+            for j in range(p):
+                fit += a[i, j] * coef[j]
+            r = (y[i] - fit) - intercept
+            if r < low:
+                labels[i] = lower_bound(edges, r)
+            elif r > high:
+                labels[i] = bins + lower_bound(above, r)
+            else:
+                labels[i] = 2 * bins + offset + i
+        return labels
+
+    def abs_column_sums_loop(a, parts):
+        n, q = a.shape
+        tables = np.zeros((parts, q))
+        for t in prange(parts):
+            table = tables[t]
+            for i in range(t * n // parts, (t + 1) * n // parts):
+                for j in range(q):
+                    table[j] += abs(a[i, j])
+        return tables.sum(axis=0)
+
+    def sum2_loop(rows):
+        n, q = rows.shape
+        high, low, size = np.zeros(q), np.zeros(q), np.zeros(q)
+        for i in range(n):
+            for j in range(q):
+                p = rows[i, j]
+                x = high[j] + p  # TwoSum: x + t = high + p exactly
+                z = x - high[j]
+                low[j] += (high[j] - (x - z)) + (p - z)
+                high[j] = x
+                size[j] += abs(p)
+        return high + low, size
+
+    jit = numba.njit(parallel=True, cache=True)
+    kernels = (
+        jit(label_sums_loop),
+        jit(chunk_tdot_loop),
+        jit(cluster_dual_loop),
+        jit(residual_loop),
+        jit(residual_bins_loop),
+        jit(abs_column_sums_loop),
+        numba.njit(cache=True)(sum2_loop),
+    )
+    # the signatures the wrappers below call with, loaded (or compiled) now
+    types = numba.types
+    vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
+    labels = types.Array(types.intp, 1, "C")
+    kernels[0].compile((labels, matrix, types.int64, types.int64))
+    kernels[1].compile((matrix, vector, types.int64))
+    kernels[2].compile((matrix, vector, labels, matrix, types.int64))
+    kernels[3].compile((matrix, vector, vector, *[types.float64] * 3, types.int64))
+    kernels[4].compile(
+        (matrix, vector, vector, types.float64, vector, *[types.float64] * 2, vector, types.int64)
+    )
+    kernels[5].compile((matrix, types.int64))
+    kernels[6].compile((matrix,))
+    return kernels
+
+
+def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """(k, q) sums Σ_{labels_i = c} a_i: each core sums its share of the rows into a table of
+    its own (one table when k·q is large), the tables added at the end."""
+    import numba
+
+    threads = numba.get_num_threads()
+    parts = threads if threads * k * a.shape[1] * 8 <= _THREAD_TABLE_BYTES else 1
+    parts = max(1, min(parts, a.shape[0]))
+    loop = _compiled()[0]
+    return loop(labels.astype(np.intp, copy=False), a, int(k), parts)
+
+
+def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
+    """(⌈n/chunk⌉, p): row c is Σ v_i a_i over rows c·chunk … (c + 1)·chunk − 1, in float64."""
+    loop = _compiled()[1]
+    return loop(a, np.ascontiguousarray(v, dtype=np.float64), int(chunk))
+
+
+def cluster_dual_sums(
+    a: NDArray[np.float64],
+    y: NDArray[np.float64],
+    labels: NDArray[np.integer],
+    duals: NDArray[np.float64],
+    chunk: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """For each row d of ``duals`` (q × K) and u_i = duals[d, labels_i], per chunk of rows, in
+    float64 (one read of ``a``, u never stored): (chunks, q, p) sums Σ u_i a_i, and (chunks, q,
+    5) sums Σ u_i y_i, Σ |fl(u_i y_i)|, Σ u_i, Σ |u_i| and max |u_i|."""
+    loop = _compiled()[2]
+    return loop(
+        a,
+        np.ascontiguousarray(y, dtype=np.float64),
+        labels.astype(np.intp, copy=False),
+        np.ascontiguousarray(duals, dtype=np.float64),
+        int(chunk),
+    )
+
+
+def residual_loss(
+    a: NDArray[np.float64],
+    y: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    intercept: float,
+    c_plus: float,
+    c_minus: float,
+    chunk: int,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """r_i = (y_i − a_i·coef) − intercept (one read of ``a``), and per chunk of rows, in
+    float64, Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss)."""
+    loop = _compiled()[3]
+    return loop(
+        a,
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(coef, dtype=np.float64),
+        float(intercept),
+        float(c_plus),
+        float(c_minus),
+        int(chunk),
+    )
+
+
+def residual_bins(
+    a: NDArray[np.float64],
+    y: NDArray[np.float64],
+    coef: NDArray[np.float64],
+    intercept: float,
+    edges: NDArray[np.float64],
+    band: tuple[float, float],
+    above: NDArray[np.float64],
+    offset: int,
+) -> NDArray[np.int64]:
+    """Labels of rows by their residual r_i = (y_i − a_i·coef) − intercept (one read of ``a``):
+    r < band[0] → ``searchsorted(edges, r)``; r > band[1] → bins + ``searchsorted(above, r)``
+    (bins = edges.size + 1); otherwise the singleton 2·bins + offset + i."""
+    loop = _compiled()[4]
+    return loop(
+        a,
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(coef, dtype=np.float64),
+        float(intercept),
+        np.ascontiguousarray(edges, dtype=np.float64),
+        float(band[0]),
+        float(band[1]),
+        np.ascontiguousarray(above, dtype=np.float64),
+        int(offset),
+    )
+
+
+def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Σ_i |a_ij| per column in float64 (each core sums its share of the rows)."""
+    import numba
+
+    loop = _compiled()[5]
+    return loop(a, max(1, min(numba.get_num_threads(), a.shape[0])))
+
+
+def compensated_column_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray]:
+    """(Σ_i rows_ij per column by Sum2 of Ogita, Rump & Oishi — cascaded TwoSum, the errors
+    summed aside —, Σ_i |rows_ij| in float64); the sums' error is at most ε|s| + γ²_N Σ|p|
+    (their Prop. 4.5, N rows)."""
+    loop = _compiled()[6]
+    return loop(np.ascontiguousarray(rows, dtype=np.float64))

@@ -1,0 +1,261 @@
+"""The compiled row loops (aidopt/compiled.py): the same sums as the numpy path, the same
+rounding bound for the certificate, used only where they are safe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from aidopt import compiled
+from aidopt import partition as partition_module
+from aidopt.certificate import accurate_tdot
+from aidopt.partition import label_indicator, label_sums
+
+pytest.importorskip("numba")
+
+
+@pytest.fixture
+def always_compiled(monkeypatch):
+    """Inside a run that uses the kernels, for every matrix however small."""
+    monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 0)
+    monkeypatch.delenv("AIDOPT_COMPILED", raising=False)
+    with compiled.for_run(1):
+        yield
+
+
+@pytest.mark.parametrize("k", [1, 7, 5000])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_label_sums_equal_the_indicator_product(always_compiled, k, dtype):
+    rng = np.random.default_rng(k)
+    n = 3001
+    a = rng.standard_normal((n, 4)) * np.array([1e-9, 1.0, 1e3, 1e9])
+    labels = rng.integers(0, min(k, 127), n).astype(dtype)
+    assert compiled.kernels_for(a) is compiled
+    got = label_sums(labels, a, k)
+    expected = np.asarray(label_indicator(labels.astype(np.int64), k) @ a)
+    assert got.shape == (k, 4)
+    scale = np.asarray(label_indicator(labels.astype(np.int64), k) @ np.abs(a))
+    assert np.all(np.abs(got - expected) <= 1e-13 * scale)
+
+
+def test_label_sums_add_every_row_once(always_compiled):
+    """Integers sum exactly in any order: each core's share and their tables add up."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-1000, 1000, (100_003, 3)).astype(np.float64)
+    labels = rng.integers(0, 50, a.shape[0])
+    expected = np.stack([np.bincount(labels, weights=c, minlength=50) for c in a.T], axis=1)
+    np.testing.assert_array_equal(compiled.label_sums(labels, a, 50), expected)
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 256 * 40 + 3])
+def test_compiled_tdot_keeps_the_certificate_bound(always_compiled, n):
+    """Aᵀv with chunk sums from the compiled loop: within the stated bound of the exact value."""
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    A[rng.random((n, 3)) < 0.3] = 0.0
+    v = rng.standard_normal(n) * rng.lognormal(0.0, 2.0, n)
+    assert compiled.kernels_for(A) is compiled
+    total, error = accurate_tdot(A, v)
+    for j in range(3):
+        exact = sum(Fraction(float(A[i, j])) * Fraction(float(v[i])) for i in range(n))
+        assert abs(Fraction(float(total[j])) - exact) <= Fraction(float(error[j]))
+        assert error[j] <= 1e-12 * float(np.abs(A[:, j]) @ np.abs(v)) + 1e-300
+    chunks = compiled.chunk_tdot(A, v, 256)
+    assert chunks.shape == (-(-n // 256), 3)
+    np.testing.assert_allclose(chunks[0], A[:256].T @ v[:256], rtol=1e-12, atol=1e-300)
+
+
+def test_kernels_only_where_they_are_safe(always_compiled, monkeypatch):
+    a = np.ones((10, 2))
+    assert compiled.kernels_for(a) is compiled
+    assert compiled.kernels_for(np.asfortranarray(np.ones((10, 2)))) is None
+    assert compiled.kernels_for(a.astype(np.float32)) is None
+    found = []
+    worker = threading.Thread(target=lambda: found.append(compiled.kernels_for(a)))
+    worker.start()
+    worker.join()
+    assert found == [None]  # numba's threading layer is entered from the main thread only
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 100)
+    with compiled.for_run(99):
+        assert compiled.kernels_for(a) is None  # a small run: numpy
+    monkeypatch.setenv("AIDOPT_COMPILED", "0")
+    with compiled.for_run(10**9):
+        assert compiled.kernels_for(a) is None
+    assert compiled.kernels_for(a) is compiled  # the large run the fixture is in
+
+
+def test_outside_large_runs_numba_is_not_imported():
+    """numba's import and loading cost ~1.5 s: a run on small data, and the sums called
+    outside any run, never pay them (and give the same bits in every process)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from aidopt.partition import label_sums\n"
+        "from aidopt.certificate import accurate_tdot\n"
+        "from aidopt.driver import AIDSolver\n"
+        "from aidopt.models.lad import LADModel\n"
+        "from aidopt.data.containers import RegressionData\n"
+        "a = np.random.default_rng(0).standard_normal((5000, 20))\n"
+        "label_sums(np.zeros(5000, dtype=np.int64), a, 1)\n"
+        "accurate_tdot(a, np.ones(5000))\n"
+        "data = RegressionData(a, a.sum(axis=1) + 1.0, [f'x{j}' for j in range(20)])\n"
+        "AIDSolver(LADModel()).solve(data)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("engine", ["memory", "blocks"])
+def test_a_large_run_reaches_the_same_certified_optimum(monkeypatch, engine):
+    """LAD by AID with the kernels serving every pass (forced on small data) = without them."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.data.lad import make_lad
+    from aidopt.driver import AIDSolver
+    from aidopt.engine.blocks import MemoryBlocks
+    from aidopt.models.lad import LADModel
+
+    X, y, _, _ = make_lad(3000, 5, seed=3)
+    data = RegressionData(X, y, [f"x{j}" for j in range(5)])
+    runs, calls = {}, []
+    original = compiled.label_sums
+    monkeypatch.setattr(compiled, "label_sums", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(partition_module, "_BINCOUNT_ENTRIES", -1)
+    for use in (False, True):
+        monkeypatch.setattr(compiled, "RUN_ENTRIES", 0 if use else 1 << 62)
+        rows = data if engine == "memory" else MemoryBlocks(data, 700)
+        calls.clear()
+        runs[use] = AIDSolver(LADModel(), tol=1e-9).solve(rows)
+        assert bool(calls) == use
+    for result in runs.values():
+        assert result.status.value == "optimal"
+    assert runs[True].objective == pytest.approx(runs[False].objective, rel=1e-9)
+
+
+def _exact_dot(a, b) -> Fraction:
+    return sum(Fraction(float(x)) * Fraction(float(z)) for x, z in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_cluster_bound_terms_in_one_read_keep_their_bounds(always_compiled, intercept):
+    """LAD's certificate terms at u = s[labels] for two cluster duals from the compiled read:
+    the exact rational values lie within the stated rounding bounds, which are those of the
+    term-by-term path (bound_terms on the spread u) up to the charge for Σ|·| in chunks."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel
+
+    rng = np.random.default_rng(7)
+    n, k = 1500, 40
+    X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    y = rng.standard_normal(n) * 1e3
+    data = RegressionData(X, y, ["a", "b", "c"])
+    labels = rng.integers(0, k, n)
+    duals = [rng.uniform(-1.0, 1.0, k), np.where(rng.random(k) < 0.5, 1.0, -1.0)]
+    model = LADModel(fit_intercept=intercept)
+    fused = model.cluster_bound_terms(data, labels, duals)
+    for s, terms in zip(duals, fused, strict=True):
+        u = s[labels]
+        loop = model.bound_terms(data, u)
+        exact_value = _exact_dot(u, y)
+        assert abs(Fraction(terms.value) - exact_value) <= Fraction(terms.value_error)
+        assert terms.value_error <= 1.01 * loop.value_error + 1e-300
+        columns = ([np.ones(n)] if intercept else []) + list(X.T)
+        for j, column in enumerate(columns):
+            exact = _exact_dot(u, column)
+            assert abs(Fraction(float(terms.e[j])) - exact) <= Fraction(float(terms.e_error[j]))
+        np.testing.assert_allclose(terms.e_error, loop.e_error, rtol=1e-6)
+        assert terms.norm_y_squared == loop.norm_y_squared
+        assert (terms.w_min, terms.n) == (loop.w_min, loop.n)
+
+
+@pytest.mark.parametrize("costs", [(1.0, 1.0), (0.3, 0.7)])
+def test_compiled_residuals_and_loss_keep_the_evaluation(always_compiled, monkeypatch, costs):
+    """LAD / quantile evaluation through the compiled residual pass: the same regimes and band
+    as numpy, and the exact rational objective within the stated rounding bound."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel, LADSolution
+
+    rng = np.random.default_rng(11)
+    n = 2000
+    X = rng.standard_normal((n, 4)) * np.array([1e-9, 1.0, 1e3, 1e9])
+    coef = rng.standard_normal(4) / np.array([1e-9, 1.0, 1e3, 1e9])
+    y = X @ coef + rng.laplace(size=n)
+    data = RegressionData(X, y, list("abcd"))
+    model = LADModel()
+    model.costs = lambda: costs  # the check loss of a quantile, c⁺ ≠ c⁻
+    solution = LADSolution(coef * (1 + 1e-6), 0.25)
+    fast = model.evaluate_rows(data, solution, 0, data)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 1)
+    with compiled.for_run(0):
+        assert compiled.kernels_for(X) is None
+        slow = model.evaluate_rows(data, solution, 0, data)
+    np.testing.assert_array_equal(fast.regime, slow.regime)
+    np.testing.assert_array_equal(fast.split_regime, slow.split_regime)
+    assert fast.objective == pytest.approx(slow.objective, rel=1e-12)
+    c_plus, c_minus = (Fraction(c) for c in costs)
+    exact = Fraction(0)
+    for i in range(n):  # the objective at the rounded residuals the regimes came from
+        r = Fraction(float(y[i])) - Fraction(0.25)
+        r -= sum(Fraction(float(X[i, j])) * Fraction(float(solution.coef[j])) for j in range(4))
+        exact += c_plus * r if r > 0 else -c_minus * r
+    assert abs(Fraction(fast.objective) - exact) <= Fraction(float(fast.objective_error))
+    assert abs(Fraction(slow.objective) - exact) <= Fraction(float(slow.objective_error))
+
+
+@pytest.mark.parametrize("init", ["band", "bins"])
+def test_initial_labels_in_one_read_equal_numpy(always_compiled, monkeypatch, init):
+    """LAD's C^0 labels of a block (residual bins, the band's singletons numbered from the
+    block's offset) from the compiled read = numpy's, ties with the edges included."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel
+
+    rng = np.random.default_rng(8)
+    n = 5000
+    X = rng.standard_normal((n, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + np.round(rng.laplace(size=n), 1)  # many ties
+    data = RegressionData(X, y, list("abc"))
+    model = LADModel(init=init)
+    rule = model.initial_rule(data, data, 0.05)
+    fast = model.initial_labels(data, 700, rule)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 1)
+    with compiled.for_run(0):
+        slow = model.initial_labels(data, 700, rule)
+    np.testing.assert_array_equal(fast, slow)
+    assert len(np.unique(fast)) > 10
+
+
+def test_abs_column_sums_bound_the_exact_sums(always_compiled):
+    from aidopt.certificate import abs_column_sums
+
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((3001, 3)) * np.array([1e-9, 1.0, 1e9])
+    got = abs_column_sums(A)
+    for j in range(3):
+        exact = sum(Fraction(abs(float(v))) for v in A[:, j])
+        assert exact <= Fraction(float(got[j])) <= exact * (1 + Fraction(1, 10**12))
+
+
+def test_compensated_chunk_sums_keep_their_stated_error(always_compiled, monkeypatch):
+    """Chunk sums added by the compiled Sum2 (a large run) instead of exactly: the exact sum of
+    the chunk sums lies within the stated allowance, for columns of wildly mixed magnitudes
+    and heavy cancellation."""
+    from aidopt.certificate import added_chunk_sums
+
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((6000, 3)) * 10.0 ** rng.integers(-12, 12, (6000, 3))
+    rows[:, 2] -= rows[:, 2].mean()  # cancellation
+    total, allowance = added_chunk_sums(rows)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 1)
+    with compiled.for_run(0):  # outside a large run: exactly, by fsum
+        exact_total, exact_allowance = added_chunk_sums(rows)
+    for j in range(3):
+        exact = sum(Fraction(float(v)) for v in rows[:, j])
+        assert abs(Fraction(float(total[j])) - exact) <= Fraction(float(allowance[j]))
+        assert abs(Fraction(float(exact_total[j])) - exact) <= Fraction(float(exact_allowance[j]))
+    assert np.all(allowance <= 1e-12 * np.abs(rows).sum(axis=0))
