@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from aidopt import __version__
+from aidopt import __version__, compiled
 from aidopt.data.io import DATA_HELP, check_output_path, read_table
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
@@ -394,6 +394,7 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
     if args.engine is not None or args.chunk_rows is not None:
         result = _solve_on_blocks(model, solver, args)
     else:
+        compiled.preload_for_file(args.data)  # a large file: the compiled passes load meanwhile
         data = model.data_from_frame(read_table(args.data), args.target)
         result = solver.solve_full(data) if args.full else solver.solve(data)
     if args.plot is not None:

@@ -20,8 +20,9 @@ for any (the sparse indicator product takes ~30× that, the batched chunk produc
 numba is optional (the ``scale`` extra). Whether a run uses the kernels depends on the size of
 its data only (:func:`for_run`: a dense X of :data:`RUN_ENTRIES` entries or more; then every
 matrix of :data:`MIN_ENTRIES` or more goes through them): below, numba's import and loading
-(~1.5 s, started in the background when the run begins; a first compilation some seconds more,
-then cached on disk) cost more than they save. The kernels run on the main thread only
+(~1.5 s, started in the background when the run begins, or while a large file is read:
+:func:`preload_for_file`; a first compilation some seconds more, then cached on disk) cost
+more than they save. The kernels run on the main thread only
 (numba's default threading layer must not be entered from two threads at once: Dask's worker
 threads take the numpy path). ``AIDOPT_COMPILED=0`` turns them off.
 """
@@ -36,6 +37,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -55,6 +57,8 @@ __all__ = [
     "for_run",
     "kernels_for",
     "label_sums",
+    "preload",
+    "preload_for_file",
     "residual_bins",
     "residual_loss",
 ]
@@ -86,16 +90,41 @@ def for_run(entries: int) -> Iterator[None]:
     """Within: the kernels serve the passes when the run's dense X has ``entries`` ≥
     :data:`RUN_ENTRIES` and numba is installed — loaded from now on in the background, so that
     the first pass finds them ready."""
-    global _loading
-    large = entries >= RUN_ENTRIES and _enabled() and importlib.util.find_spec("numba") is not None
-    if large and _loading is None:
-        _loading = threading.Thread(target=_load, name="aidopt-compiled-load", daemon=True)
-        _loading.start()
+    large = entries >= RUN_ENTRIES and _available()
+    if large:
+        preload()
     token = _IN_LARGE_RUN.set(large)
     try:
         yield
     finally:
         _IN_LARGE_RUN.reset(token)
+
+
+def preload() -> None:
+    """Start loading the kernels in the background (once; nothing without numba): for a caller
+    that knows a large run is coming before its data are in memory — the load then overlaps
+    the reading."""
+    global _loading
+    if _loading is None and _available():
+        _loading = threading.Thread(target=_load, name="aidopt-compiled-load", daemon=True)
+        _loading.start()
+
+
+def preload_for_file(path: str | os.PathLike) -> None:
+    """:func:`preload` when the data file (or the files under a directory) holds at least 8
+    bytes per entry of a large run."""
+    try:
+        root = Path(path)
+        files = root.rglob("*") if root.is_dir() else [root]
+        size = sum(f.stat().st_size for f in files if f.is_file())
+    except OSError:  # the reader says what is wrong with the path
+        return
+    if size >= 8 * RUN_ENTRIES:
+        preload()
+
+
+def _available() -> bool:
+    return _enabled() and importlib.util.find_spec("numba") is not None
 
 
 def kernels_for(a: Any, minimum: int | None = None) -> ModuleType | None:

@@ -259,3 +259,16 @@ def test_compensated_chunk_sums_keep_their_stated_error(always_compiled, monkeyp
         assert abs(Fraction(float(total[j])) - exact) <= Fraction(float(allowance[j]))
         assert abs(Fraction(float(exact_total[j])) - exact) <= Fraction(float(exact_allowance[j]))
     assert np.all(allowance <= 1e-12 * np.abs(rows).sum(axis=0))
+
+
+def test_preload_only_for_large_files(monkeypatch, tmp_path):
+    started = []
+    monkeypatch.setattr(compiled, "preload", lambda: started.append(1))
+    small = tmp_path / "small.csv"
+    small.write_text("x,y\n1,2\n")
+    compiled.preload_for_file(small)
+    compiled.preload_for_file(tmp_path / "missing.csv")  # the reader will say what is wrong
+    assert started == []
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 1)
+    compiled.preload_for_file(tmp_path)  # a directory: the files under it
+    assert started == [1]

@@ -131,6 +131,7 @@ def run_method(
     model_name: str = "lad",
 ) -> dict[str, Any]:
     """One method on one instance (called in a fresh process)."""
+    from aidopt import compiled
     from aidopt.driver import AIDSolver
     from aidopt.memory import keep_freed_memory
     from aidopt.registry import model as registered
@@ -150,6 +151,8 @@ def run_method(
             client.cluster.close()
         return out | _result(result) | {"together_peak_mb": together.peak_mb}
     keep_freed_memory()  # in memory, as the command line runs it (aidopt/memory.py)
+    if method in ("numpy", "numpy-blocks"):
+        compiled.preload_for_file(folder)  # as the command line: loaded while the rows are read
     data, out["read_seconds"] = _read(folder, model)
     if method == "xb":
         return out | {"xb_seconds": _xb(data, row_group)}
