@@ -1,21 +1,20 @@
-"""Compiled row loops (numba) for the two sums of a data pass over a large dense matrix.
+"""Compiled row loops (numba) for the sums of a data pass over a large dense matrix.
 
 * per-cluster sums Σ_{labels_i = c} a_i — the aggregated data (:func:`aidopt.partition.
   label_sums`);
 * per-chunk products Σ_{i ∈ chunk} v_i a_i over chunks of :data:`aidopt.certificate.CHUNK`
-  rows — the float64 part of an accurate Aᵀv (:func:`aidopt.certificate.accurate_tdot`; the
-  chunk sums are then added exactly there, so its rounding bound holds whatever the order of
-  the additions inside a chunk);
+  rows — the float64 part of an accurate Aᵀv (:func:`aidopt.certificate.accurate_tdot`: its
+  rounding bound holds whatever the order of the additions inside a chunk);
 * the same for u_i = s_{k(i)}, a dual constant per cluster, for several s at once (and the
   sums of u_i y_i, u_i, |u_i|): a certificate's row sums at the spread duals without making u
   (:meth:`aidopt.models.lad.LADModel.cluster_bound_terms`);
 * residuals r = y − Xβ − β₀ with the chunk sums of the check loss ρ(r) (LAD and quantile
-  evaluation), the initial cluster of each row by its residual (bins and a band of
-  singletons, LAD's C^0), and the column
-  sums of |A| (the certificates' bound on |A|ᵀ|v|).
+  evaluation); the initial cluster of each row by its residual (bins and a band of
+  singletons: LAD's C^0); the column sums of |A| (the certificates' bound on |A|ᵀ|v|);
+* the chunk sums' columns added by Sum2 (:func:`aidopt.certificate.added_chunk_sums`).
 
 Each is one read of A on every core, about the time of a bare ``A @ b``; numpy has no kernel
-for any (the sparse indicator product takes ~30× that, the batched chunk product ~3×).
+for any of them (the sparse indicator product takes ~30× that, the batched chunk product ~3×).
 
 numba is optional (the ``scale`` extra). Whether a run uses the kernels depends on the size of
 its data only (:func:`for_run`: a dense X of :data:`RUN_ENTRIES` entries or more; then every
@@ -70,7 +69,7 @@ MIN_ENTRIES = 1 << 16
 #: per-thread tables of cluster sums larger than this are not made (one table instead)
 _THREAD_TABLE_BYTES = 1 << 28
 _IN_LARGE_RUN = contextvars.ContextVar("aidopt_compiled", default=False)
-_loading: threading.Thread | None = None  #: the background load started by :func:`for_run`
+_loading: threading.Thread | None = None  #: the background load started by :func:`preload`
 _load_error: list[BaseException] = []  #: why the load failed (then the numpy path serves)
 
 

@@ -682,3 +682,19 @@ def test_bench_scale_svm_end_to_end(tmp_path):
         timeout=120,
     )
     assert wrong.returncode == 2 and "quantreg-pfn are not for --model svm" in wrong.stderr
+
+
+@pytest.mark.parametrize("top", [5, 10**7])
+def test_pairs_and_present_labels_by_table_equal_unique(top):
+    """The split's per-block tables (a table of the pairs when labels are few, np.unique when
+    they are many) are the sorted distinct keys and label counts either way."""
+    from aidopt.engine import partition as block_partition
+
+    rng = np.random.default_rng(top % 97)
+    labels = rng.integers(0, top, 3000).astype(np.int32)
+    regime = rng.integers(0, 3, 3000)
+    expected = np.unique(labels.astype(np.int64) * 256 + regime)
+    np.testing.assert_array_equal(block_partition._pairs(labels, regime, 256), expected)
+    values, counts = block_partition._present(None, 0, labels)[1]
+    np.testing.assert_array_equal(values, np.unique(labels))
+    np.testing.assert_array_equal(counts, np.unique(labels, return_counts=True)[1])

@@ -53,7 +53,16 @@ def small_ints(values: NDArray) -> NDArray:
 
 
 def _pairs(labels: NDArray, values: NDArray, span: int) -> NDArray:
-    return np.unique(labels.astype(np.int64) * span + values)
+    """The distinct keys label·span + value, sorted (values in [0, span)): a table of the
+    (label, value) pairs when it is not much longer than the block, else ``np.unique``."""
+    values_top = int(values.max(initial=0)) + 1
+    size = (int(labels.max(initial=-1)) + 1) * values_top
+    if size > 4 * labels.size + 1024:
+        return np.unique(labels.astype(np.int64) * span + values)
+    seen = np.zeros(size, dtype=bool)
+    seen[labels.astype(np.int64) * values_top + values] = True
+    found = np.flatnonzero(seen)
+    return (found // values_top) * span + found % values_top
 
 
 def _regime_pairs(_block, _offset, labels, regime, finer):
@@ -94,8 +103,13 @@ def _compact(_block, _offset, labels, present):
 
 
 def _present(_block, _offset, labels):
-    values, counts = np.unique(labels, return_counts=True)
-    return (), (values, counts)
+    """The labels present in the block and their counts (sorted)."""
+    if int(labels.max(initial=-1)) + 1 > 4 * labels.size + 1024:
+        values, counts = np.unique(labels, return_counts=True)
+        return (), (values, counts)
+    counts = np.bincount(labels)
+    values = np.flatnonzero(counts)
+    return (), (values, counts[values])
 
 
 def _renumbered(labels: NDArray) -> tuple[NDArray, NDArray]:
