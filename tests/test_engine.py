@@ -698,3 +698,23 @@ def test_pairs_and_present_labels_by_table_equal_unique(top):
     values, counts = block_partition._present(None, 0, labels)[1]
     np.testing.assert_array_equal(values, np.unique(labels))
     np.testing.assert_array_equal(counts, np.unique(labels, return_counts=True)[1])
+
+
+@pytest.mark.parametrize("spread", [1, 10**6])
+def test_a_finer_part_that_mixes_regimes_is_refused_on_blocks(spread):
+    """Both ways of finding the children (tables for few keys, a sort for many) refuse a
+    ``finer`` whose part of an impure cluster mixes regimes."""
+    from aidopt.engine.partition import BlockPartition, StateRef
+
+    labels = np.zeros(40, dtype=np.int64)
+    regime = np.tile([0, 1], 20)
+    finer = np.full(40, spread)  # one part holding both regimes
+    blocks = MemoryBlocks(_instance(n=40), 40)
+
+    def store(_b, offset, arrays):
+        return tuple(a[offset : offset + 40] for a in arrays), None
+
+    blocks.run(store, (labels, regime, finer), writes=("l", "r", "f"), data=False)
+    part = BlockPartition.from_block_labels(blocks, "l")
+    with pytest.raises(ValueError, match="finer does not refine regime"):
+        part.split(StateRef("r"), StateRef("f"))

@@ -79,6 +79,20 @@ def _child_pairs(_block, _offset, labels, regime, finer, impure, span, use_finer
     rows = impure[labels]
     reg = regime[rows]
     full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
+    size = int(full.max(initial=-1)) + 1
+    if size <= 4 * labels.size + 1024:  # few keys: tables instead of a sort
+        counts = np.bincount(full, minlength=size)
+        keys = np.flatnonzero(counts)
+        r = reg.astype(np.float64)
+        total = np.bincount(full, weights=r, minlength=size)[keys]
+        squares = np.bincount(full, weights=r * r, minlength=size)[keys]
+        counts = counts[keys]
+        # one regime per key iff (Σr)² = n·Σr² (Cauchy–Schwarz; exact: r < 2⁸, n ≤ a block)
+        if np.any(total * total != counts * squares):
+            raise ValueError(
+                "finer does not refine regime: a part of an impure cluster mixes regimes"
+            )
+        return (), (keys, counts, (total // counts).astype(reg.dtype))
     order = np.argsort(full, kind="stable")
     full, reg = full[order], reg[order]
     same = full[1:] == full[:-1]
@@ -94,7 +108,14 @@ def _relabel(
     out = whole_rank[labels]
     rows = impure[labels]
     full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
-    out[rows] = key_rank[np.searchsorted(keys, full)]
+    size = int(full.max(initial=-1)) + 1
+    if size <= 4 * labels.size + 1024:  # a table of the keys below the block's largest
+        inside = int(np.searchsorted(keys, size))
+        table = np.empty(size, dtype=np.int64)
+        table[keys[:inside]] = key_rank[:inside]
+        out[rows] = table[full]
+    else:
+        out[rows] = key_rank[np.searchsorted(keys, full)]
     return (small_ints(out),), None
 
 
