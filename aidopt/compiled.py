@@ -311,6 +311,14 @@ def _compiled() -> tuple[Any, ...]:
     return kernels
 
 
+def _checked(labels: NDArray[np.integer], k: int) -> NDArray[np.intp]:
+    """The labels as indices into a table of k rows, refused when one falls outside it (the
+    loops do not check their indices)."""
+    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= k):
+        raise ValueError(f"cluster labels must lie in [0, {k}) for a table of {k} clusters")
+    return labels.astype(np.intp, copy=False)
+
+
 def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     """(k, q) sums Σ_{labels_i = c} a_i: each core sums its share of the rows into a table of
     its own (one table when k·q is large), the tables added at the end."""
@@ -320,7 +328,7 @@ def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> N
     parts = threads if threads * k * a.shape[1] * 8 <= _THREAD_TABLE_BYTES else 1
     parts = max(1, min(parts, a.shape[0]))
     loop = _compiled()[0]
-    return loop(labels.astype(np.intp, copy=False), a, int(k), parts)
+    return loop(_checked(labels, k), a, int(k), parts)
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
@@ -343,7 +351,7 @@ def cluster_dual_sums(
     return loop(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
-        labels.astype(np.intp, copy=False),
+        _checked(labels, duals.shape[1]),
         np.ascontiguousarray(duals, dtype=np.float64),
         int(chunk),
     )

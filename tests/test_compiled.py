@@ -301,3 +301,12 @@ def test_preload_only_for_large_files(monkeypatch, tmp_path):
     monkeypatch.setattr(compiled, "RUN_ENTRIES", 1)
     compiled.preload_for_file(tmp_path)  # a directory: the files under it
     assert started == [1]
+
+
+def test_labels_outside_the_table_are_refused(always_compiled):
+    """The compiled loops do not check their indices: the wrappers do."""
+    a = np.ones((10, 2))
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
+        compiled.label_sums(np.array([0, 1, 3] + [0] * 7), a, 3)
+    with pytest.raises(ValueError, match="labels must lie"):
+        compiled.cluster_dual_sums(a, np.ones(10), np.full(10, -1), np.ones((1, 4)), 256)
