@@ -169,23 +169,31 @@ def accurate_tdot(
             for start in range(0, n, CHUNK)
         ]
         absolute = np.asarray(abs(A).T @ np.abs(v)).ravel() if abs_bound is None else abs_bound
-    elif (kernels := compiled.kernels_for(A)) is not None:
-        chunks = [kernels.chunk_tdot(A, v, CHUNK)]
-        absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
     else:
-        head = n - n % CHUNK
-        if A.flags.c_contiguous:
-            rows = A[:head].reshape(-1, CHUNK, p)  # a view
-            chunks = [np.matmul(v[:head].reshape(-1, 1, CHUNK), rows).reshape(-1, p)]
-        else:
-            chunks = [A[s : s + CHUNK].T @ v[s : s + CHUNK] for s in range(0, head, CHUNK)]
-        if head < n:
-            chunks.append(A[head:].T @ v[head:])
         absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
+        chunks = _dense_chunk_products(A, v)
     if not chunks:
         return np.zeros(p), np.zeros(p)
     total, added = added_chunk_sums(np.vstack(chunks))
     return total, GAMMA * absolute * (1 + 4 * EPS) + added
+
+
+def _dense_chunk_products(A: NDArray[np.float64], v: NDArray[np.float64]) -> list:
+    """Σ v_i a_i per chunk of CHUNK rows of a dense A, in float64: the compiled loop in a large
+    run, else one batched product over the chunks of a C-ordered A (a loop for another order)."""
+    kernels = compiled.kernels_for(A)
+    if kernels is not None:
+        return [kernels.chunk_tdot(A, v, CHUNK)]
+    n, p = A.shape
+    head = n - n % CHUNK
+    if A.flags.c_contiguous:
+        rows = A[:head].reshape(-1, CHUNK, p)  # a view
+        chunks = [np.matmul(v[:head].reshape(-1, 1, CHUNK), rows).reshape(-1, p)]
+    else:
+        chunks = [A[s : s + CHUNK].T @ v[s : s + CHUNK] for s in range(0, head, CHUNK)]
+    if head < n:
+        chunks.append(A[head:].T @ v[head:])
+    return chunks
 
 
 def added_chunk_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -194,7 +202,8 @@ def added_chunk_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], ND
     run by the compiled Sum2 (:func:`aidopt.compiled.compensated_column_sums`), error ≤ ε|s| +
     γ²_N Σ|p| ≤ ε(1 + 2ε)|total| + 2γ²_N Σ|p| (|s| ≤ (|total| + γ²_N Σ|p|)/(1 − ε), Σ|p| as
     computed, with its own rounding, ≤ (1 + 2γ_N) × that)."""
-    kernels = compiled.kernels_for(np.ascontiguousarray(rows), minimum=_SUM2_ENTRIES)
+    rows = np.ascontiguousarray(rows)
+    kernels = compiled.kernels_for(rows, minimum=_SUM2_ENTRIES)
     if kernels is None:
         total = np.array([math.fsum(column) for column in rows.T.tolist()], dtype=np.float64)
         return total, EPS * np.abs(total)

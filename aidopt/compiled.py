@@ -39,7 +39,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -154,8 +154,20 @@ def _load() -> None:
         logger.warning("aidopt.compiled: the compiled passes are off (%s); numpy serves.", error)
 
 
+class _Kernels(NamedTuple):
+    """The compiled loops, one per wrapper below."""
+
+    label_sums: Any
+    chunk_tdot: Any
+    cluster_dual_sums: Any
+    residual_loss: Any
+    residual_bins: Any
+    abs_column_sums: Any
+    compensated_column_sums: Any
+
+
 @functools.cache
-def _compiled() -> tuple[Any, ...]:
+def _compiled() -> _Kernels:
     """The loops, compiled for all cores (cached on disk by numba)."""
     import numba
 
@@ -286,28 +298,28 @@ def _compiled() -> tuple[Any, ...]:
         return high + low, size
 
     jit = numba.njit(parallel=True, cache=True)
-    kernels = (
-        jit(label_sums_loop),
-        jit(chunk_tdot_loop),
-        jit(cluster_dual_loop),
-        jit(residual_loop),
-        jit(residual_bins_loop),
-        jit(abs_column_sums_loop),
-        numba.njit(cache=True)(sum2_loop),
+    kernels = _Kernels(
+        label_sums=jit(label_sums_loop),
+        chunk_tdot=jit(chunk_tdot_loop),
+        cluster_dual_sums=jit(cluster_dual_loop),
+        residual_loss=jit(residual_loop),
+        residual_bins=jit(residual_bins_loop),
+        abs_column_sums=jit(abs_column_sums_loop),
+        compensated_column_sums=numba.njit(cache=True)(sum2_loop),
     )
     # the signatures the wrappers below call with, loaded (or compiled) now
     types = numba.types
     vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
-    labels = types.Array(types.intp, 1, "C")
-    kernels[0].compile((labels, matrix, types.int64, types.int64))
-    kernels[1].compile((matrix, vector, types.int64))
-    kernels[2].compile((matrix, vector, labels, matrix, types.int64))
-    kernels[3].compile((matrix, vector, vector, *[types.float64] * 3, types.int64))
-    kernels[4].compile(
-        (matrix, vector, vector, types.float64, vector, *[types.float64] * 2, vector, types.int64)
+    labels, real, integer = types.Array(types.intp, 1, "C"), types.float64, types.int64
+    kernels.label_sums.compile((labels, matrix, integer, integer))
+    kernels.chunk_tdot.compile((matrix, vector, integer))
+    kernels.cluster_dual_sums.compile((matrix, vector, labels, matrix, integer))
+    kernels.residual_loss.compile((matrix, vector, vector, real, real, real, integer))
+    kernels.residual_bins.compile(
+        (matrix, vector, vector, real, vector, real, real, vector, integer)
     )
-    kernels[5].compile((matrix, types.int64))
-    kernels[6].compile((matrix,))
+    kernels.abs_column_sums.compile((matrix, integer))
+    kernels.compensated_column_sums.compile((matrix,))
     return kernels
 
 
@@ -327,13 +339,13 @@ def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> N
     threads = numba.get_num_threads()
     parts = threads if threads * k * a.shape[1] * 8 <= _THREAD_TABLE_BYTES else 1
     parts = max(1, min(parts, a.shape[0]))
-    loop = _compiled()[0]
+    loop = _compiled().label_sums
     return loop(_checked(labels, k), a, int(k), parts)
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
     """(⌈n/chunk⌉, p): row c is Σ v_i a_i over rows c·chunk … (c + 1)·chunk − 1, in float64."""
-    loop = _compiled()[1]
+    loop = _compiled().chunk_tdot
     return loop(a, np.ascontiguousarray(v, dtype=np.float64), int(chunk))
 
 
@@ -347,7 +359,7 @@ def cluster_dual_sums(
     """For each row d of ``duals`` (q × K) and u_i = duals[d, labels_i], per chunk of rows, in
     float64 (one read of ``a``, u never stored): (chunks, q, p) sums Σ u_i a_i, and (chunks, q,
     5) sums Σ u_i y_i, Σ |fl(u_i y_i)|, Σ u_i, Σ |u_i| and max |u_i|."""
-    loop = _compiled()[2]
+    loop = _compiled().cluster_dual_sums
     return loop(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
@@ -368,7 +380,7 @@ def residual_loss(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """r_i = (y_i − a_i·coef) − intercept (one read of ``a``), and per chunk of rows, in
     float64, Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss)."""
-    loop = _compiled()[3]
+    loop = _compiled().residual_loss
     return loop(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
@@ -393,7 +405,7 @@ def residual_bins(
     """Labels of rows by their residual r_i = (y_i − a_i·coef) − intercept (one read of ``a``):
     r < band[0] → ``searchsorted(edges, r)``; r > band[1] → bins + ``searchsorted(above, r)``
     (bins = edges.size + 1); otherwise the singleton 2·bins + offset + i."""
-    loop = _compiled()[4]
+    loop = _compiled().residual_bins
     return loop(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
@@ -411,7 +423,7 @@ def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
     """Σ_i |a_ij| per column in float64 (each core sums its share of the rows)."""
     import numba
 
-    loop = _compiled()[5]
+    loop = _compiled().abs_column_sums
     return loop(a, max(1, min(numba.get_num_threads(), a.shape[0])))
 
 
@@ -419,5 +431,5 @@ def compensated_column_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float
     """(Σ_i rows_ij per column by Sum2 of Ogita, Rump & Oishi — cascaded TwoSum, the errors
     summed aside —, Σ_i |rows_ij| in float64); the sums' error is at most ε|s| + γ²_N Σ|p|
     (their Prop. 4.5, N rows)."""
-    loop = _compiled()[6]
+    loop = _compiled().compensated_column_sums
     return loop(np.ascontiguousarray(rows, dtype=np.float64))

@@ -615,7 +615,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             if w is not None:
                 loss = loss * w
             objective, sum_error = accurate_sum(loss)
-            loss_sum = float(loss.sum()) * (1 + 2 * GAMMA)
+            if w is not None or (c_plus, c_minus) != (1.0, 1.0):  # needed below only then
+                loss_sum = float(loss.sum()) * (1 + 2 * GAMMA)
         if w is None and (c_plus, c_minus) != (1.0, 1.0):
             sum_error += EPS * loss_sum  # the products c·|r_i|
         # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)

@@ -52,12 +52,18 @@ def small_ints(values: NDArray) -> NDArray:
     return values.astype(np.int64, copy=False)
 
 
+def _fits_table(size: int, labels: NDArray) -> bool:
+    """A table of ``size`` entries costs no more than a few passes over the block's rows: use it
+    instead of hashing, sorting or searching."""
+    return size <= 4 * labels.size + 1024
+
+
 def _pairs(labels: NDArray, values: NDArray, span: int) -> NDArray:
     """The distinct keys label·span + value, sorted (values in [0, span)): a table of the
     (label, value) pairs when it is not much longer than the block, else ``np.unique``."""
     values_top = int(values.max(initial=0)) + 1
     size = (int(labels.max(initial=-1)) + 1) * values_top
-    if size > 4 * labels.size + 1024:
+    if not _fits_table(size, labels):
         return np.unique(labels.astype(np.int64) * span + values)
     seen = np.zeros(size, dtype=bool)
     seen[labels.astype(np.int64) * values_top + values] = True
@@ -80,7 +86,7 @@ def _child_pairs(_block, _offset, labels, regime, finer, impure, span, use_finer
     reg = regime[rows]
     full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
     size = int(full.max(initial=-1)) + 1
-    if size <= 4 * labels.size + 1024:  # few keys: tables instead of a sort
+    if _fits_table(size, labels):  # few keys: tables instead of a sort
         counts = np.bincount(full, minlength=size)
         keys = np.flatnonzero(counts)
         r = reg.astype(np.float64)
@@ -109,7 +115,7 @@ def _relabel(
     rows = impure[labels]
     full = labels[rows].astype(np.int64) * span + (finer if use_finer else regime)[rows]
     size = int(full.max(initial=-1)) + 1
-    if size <= 4 * labels.size + 1024:  # a table of the keys below the block's largest
+    if _fits_table(size, labels):  # a table of the keys below the block's largest
         inside = int(np.searchsorted(keys, size))
         table = np.empty(size, dtype=np.int64)
         table[keys[:inside]] = key_rank[:inside]
@@ -125,22 +131,26 @@ def _compact(_block, _offset, labels, present):
 
 def _present(_block, _offset, labels):
     """The labels present in the block and their counts (sorted)."""
-    if int(labels.max(initial=-1)) + 1 > 4 * labels.size + 1024:
-        values, counts = np.unique(labels, return_counts=True)
-        return (), (values, counts)
+    return (), _label_counts(labels)
+
+
+def _label_counts(labels: NDArray) -> tuple[NDArray, NDArray]:
+    """The labels present (sorted) and their counts: a table when labels are few, else
+    ``np.unique``."""
+    if not _fits_table(int(labels.max(initial=-1)) + 1, labels):
+        return np.unique(labels, return_counts=True)
     counts = np.bincount(labels)
     values = np.flatnonzero(counts)
-    return (), (values, counts[values])
+    return values, counts[values]
 
 
 def _renumbered(labels: NDArray) -> tuple[NDArray, NDArray]:
-    """The labels present in a block (sorted) and each row's rank among them: a table lookup
-    when the largest label is within a few times the block's rows, else ``np.unique``."""
-    top = int(labels.max(initial=-1)) + 1
-    if top > 4 * labels.size:
-        present, inverse = np.unique(labels, return_inverse=True)
-        return present, inverse.ravel()
-    present = np.flatnonzero(np.bincount(labels, minlength=top))
+    """The labels present in a block (sorted) and each row's rank among them (a table lookup
+    when labels are few, else a search)."""
+    present, _ = _label_counts(labels)
+    top = int(present[-1]) + 1 if present.size else 0
+    if not _fits_table(top, labels):
+        return present, np.searchsorted(present, labels)
     rank = np.empty(top, dtype=np.intp)
     rank[present] = np.arange(present.size)
     return present, rank[labels]
