@@ -64,6 +64,7 @@ __all__ = [
     "repair_equalities",
     "safe_min_eigenvalue",
     "squared_norm",
+    "vector_sums",
 ]
 
 CHUNK = 256  #: rows per chunk of an accurate sum
@@ -221,9 +222,10 @@ _RUN_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def data_sums_cached() -> Iterator[None]:
-    """Within: the data-only sums below (:func:`abs_column_sums`, :func:`max_row_norm`) are
-    computed once per array — a run's data do not change while it runs. Outside, nothing is
-    cached: an array changed in place between two runs must never meet a stale bound."""
+    """Within: the data-only sums below (:func:`abs_column_sums`, :func:`vector_sums`,
+    :func:`max_row_norm`) are computed once per array — a run's data do not change while it
+    runs. Outside, nothing is cached: an array changed in place between two runs must never
+    meet a stale bound."""
     token = _RUN_CACHE.set({}) if _RUN_CACHE.get() is None else None
     try:
         yield
@@ -457,6 +459,11 @@ def repair_equalities(
                 delta = np.linalg.lstsq(A_F, residual, rcond=None)[0]
         s[movable] = np.clip(s[movable] + delta, lo[movable], hi[movable])
     return s
+
+
+def vector_sums(v: NDArray[np.float64]) -> tuple[float, float]:
+    """(Σ_i |v_i|, Σ_i v_i²) in float64 (see :func:`data_sums_cached`)."""
+    return _per_array("vector_sums", v, lambda a: (float(np.abs(a).sum()), float(a @ a)))
 
 
 def max_row_norm(X: NDArray[np.float64] | sp.spmatrix) -> float:

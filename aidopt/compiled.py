@@ -8,9 +8,11 @@
 * the same for u_i = s_{k(i)}, a dual constant per cluster, for several s at once (and the
   sums of u_i y_i, u_i, |u_i|): a certificate's row sums at the spread duals without making u
   (:meth:`aidopt.models.lad.LADModel.cluster_bound_terms`);
-* residuals r = y − Xβ − β₀ with the chunk sums of the check loss ρ(r) (LAD and quantile
-  evaluation); the initial cluster of each row by its residual (bins and a band of
-  singletons: LAD's C^0); the column sums of |A| (the certificates' bound on |A|ᵀ|v|);
+* residuals r = y − Xβ − β₀ with the chunk sums of the check loss ρ(r) and of |X|, and
+  the chunk sums of the spread duals above while the chunk is in cache (LAD and quantile
+  evaluation with the certificate's terms: one read of X); the initial cluster of each row
+  by its residual (bins and a band of singletons: LAD's C^0); the column sums of |A| (the
+  certificates' bound on |A|ᵀ|v|);
 * the chunk sums' columns added by Sum2 (:func:`aidopt.certificate.added_chunk_sums`).
 
 Each is one read of A on every core, about the time of a bare ``A @ b``; numpy has no kernel
@@ -49,6 +51,7 @@ from aidopt.log import logger
 __all__ = [
     "MIN_ENTRIES",
     "RUN_ENTRIES",
+    "ResidualPass",
     "abs_column_sums",
     "chunk_tdot",
     "cluster_dual_sums",
@@ -198,60 +201,79 @@ def _compiled() -> _Kernels:
                     row[j] += vi * a[i, j]
         return out
 
+    @numba.njit(inline="always")
+    def dual_chunk(a, y, labels, duals, start, stop, products, scalars, u):
+        # rows start … stop − 1, for each dual d and u_i = duals[d, labels_i], in float64:
+        # products[d] += Σ u_i a_i, scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
+        p = a.shape[1]
+        for d in range(duals.shape[0]):
+            uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
+            for i in range(start, stop):
+                ui = duals[d, labels[i]]
+                u[i - start] = ui
+                uy = ui * y[i]
+                uy_sum += uy
+                uy_abs += abs(uy)
+                u_sum += ui
+                u_abs += abs(ui)
+                if abs(ui) > u_max:
+                    u_max = abs(ui)
+            scalars[d, 0] = uy_sum
+            scalars[d, 1] = uy_abs
+            scalars[d, 2] = u_sum
+            scalars[d, 3] = u_abs
+            scalars[d, 4] = u_max
+            row = products[d]
+            for i in range(start, stop):
+                ui = u[i - start]
+                for j in range(p):
+                    row[j] += ui * a[i, j]
+
     def cluster_dual_loop(a, y, labels, duals, chunk):
         n, p = a.shape
         q = duals.shape[0]
         chunks = (n + chunk - 1) // chunk
         products = np.zeros((chunks, q, p))
-        # per chunk and dual: Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
         scalars = np.zeros((chunks, q, 5))
         for c in prange(chunks):
             start, stop = c * chunk, min(n, (c + 1) * chunk)
             u = np.empty(stop - start)
-            for d in range(q):
-                uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
-                for i in range(start, stop):
-                    ui = duals[d, labels[i]]
-                    u[i - start] = ui
-                    uy = ui * y[i]
-                    uy_sum += uy
-                    uy_abs += abs(uy)
-                    u_sum += ui
-                    u_abs += abs(ui)
-                    if abs(ui) > u_max:
-                        u_max = abs(ui)
-                scalars[c, d, 0] = uy_sum
-                scalars[c, d, 1] = uy_abs
-                scalars[c, d, 2] = u_sum
-                scalars[c, d, 3] = u_abs
-                scalars[c, d, 4] = u_max
-                row = products[c, d]
-                for i in range(start, stop):
-                    ui = u[i - start]
-                    for j in range(p):
-                        row[j] += ui * a[i, j]
+            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
         return products, scalars
 
-    def residual_loop(a, y, coef, intercept, c_plus, c_minus, chunk):
+    def residual_loop(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
+        # per chunk: the residuals, Σ ρ(r), Σ |a_ij| per column, and the dual sums of
+        # dual_chunk while the chunk's rows are in cache (one read of a)
         n, p = a.shape
+        q = duals.shape[0]
+        chunks = (n + chunk - 1) // chunk
         residual = np.empty(n)
-        loss = np.zeros((n + chunk - 1) // chunk)
-        for c in prange(loss.size):
+        loss = np.zeros(chunks)
+        abs_sums = np.zeros((chunks, p))
+        products = np.zeros((chunks, q, p))
+        scalars = np.zeros((chunks, q, 5))
+        for c in prange(chunks):
+            start, stop = c * chunk, min(n, (c + 1) * chunk)
             total = 0.0
-            for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            size = abs_sums[c]
+            for i in range(start, stop):
                 fit = 0.0
                 for j in range(p):
                     fit += a[i, j] * coef[j]
+                    size[j] += abs(a[i, j])
                 r = (y[i] - fit) - intercept
                 residual[i] = r
                 total += c_plus * r if r > 0 else -c_minus * r
             loss[c] = total
-        return residual, loss
+            if q:
+                u = np.empty(stop - start)
+                dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
+        return residual, loss, abs_sums, products, scalars
 
     @numba.njit(inline="always")
     def lower_bound(edges, value):
         # np.searchsorted(edges, value), side 'left', for sorted edges: the edges below value,
-        # counted without a branch (few edges: a vectorised count beats a binary search)
+        # counted without a branch (few edges: the count beats a binary search, measured)
         count = 0
         for e in range(edges.size):
             count += edges[e] < value
@@ -314,7 +336,9 @@ def _compiled() -> _Kernels:
     kernels.label_sums.compile((labels, matrix, integer, integer))
     kernels.chunk_tdot.compile((matrix, vector, integer))
     kernels.cluster_dual_sums.compile((matrix, vector, labels, matrix, integer))
-    kernels.residual_loss.compile((matrix, vector, vector, real, real, real, integer))
+    kernels.residual_loss.compile(
+        (matrix, vector, vector, real, real, real, integer, labels, matrix)
+    )
     kernels.residual_bins.compile(
         (matrix, vector, vector, real, vector, real, real, vector, integer)
     )
@@ -369,6 +393,16 @@ def cluster_dual_sums(
     )
 
 
+class ResidualPass(NamedTuple):
+    """What :func:`residual_loss` sums per chunk of rows (float64)."""
+
+    residual: NDArray[np.float64]  # (n,) r_i
+    loss: NDArray[np.float64]  # (chunks,) Σ ρ(r_i)
+    abs_sums: NDArray[np.float64]  # (chunks, p) Σ |a_ij|
+    products: NDArray[np.float64]  # (chunks, q, p) Σ u_i a_i per dual, as cluster_dual_sums
+    scalars: NDArray[np.float64]  # (chunks, q, 5) Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
+
+
 def residual_loss(
     a: NDArray[np.float64],
     y: NDArray[np.float64],
@@ -377,18 +411,29 @@ def residual_loss(
     c_plus: float,
     c_minus: float,
     chunk: int,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """r_i = (y_i − a_i·coef) − intercept (one read of ``a``), and per chunk of rows, in
-    float64, Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss)."""
+    labels: NDArray[np.integer] | None = None,
+    duals: NDArray[np.float64] | None = None,
+) -> ResidualPass:
+    """r_i = (y_i − a_i·coef) − intercept and, per chunk of rows, Σ ρ(r_i) with ρ(r) = c⁺ r
+    for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per column, and for each row of
+    ``duals`` (q × K, none by default) the sums of :func:`cluster_dual_sums` at u_i =
+    duals[d, labels_i] — all in one read of ``a``."""
+    if duals is None:
+        duals, labels = np.zeros((0, 1)), np.zeros(a.shape[0], dtype=np.intp)
+    assert labels is not None
     loop = _compiled().residual_loss
-    return loop(
-        a,
-        np.ascontiguousarray(y, dtype=np.float64),
-        np.ascontiguousarray(coef, dtype=np.float64),
-        float(intercept),
-        float(c_plus),
-        float(c_minus),
-        int(chunk),
+    return ResidualPass(
+        *loop(
+            a,
+            np.ascontiguousarray(y, dtype=np.float64),
+            np.ascontiguousarray(coef, dtype=np.float64),
+            float(intercept),
+            float(c_plus),
+            float(c_minus),
+            int(chunk),
+            _checked(labels, duals.shape[1]),
+            np.ascontiguousarray(duals, dtype=np.float64),
+        )
     )
 
 

@@ -78,6 +78,7 @@ from aidopt.certificate import (
     best_with_dual,
     repair_equalities,
     safe_min_eigenvalue,
+    vector_sums,
 )
 from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
@@ -588,16 +589,53 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         (n, m): the block's share of E^t and of its error bound, its regimes, and its split
         regime ('band': the block's ⌊band fraction · rows⌋ smallest |r_i| become singletons,
         numbered 2 + their index in ``whole``)."""
+        return self._evaluated_rows(rows, solution, offset, whole, None, ())[0]
+
+    def evaluate_and_bound_rows(
+        self,
+        rows: LADData,
+        solution: LADSolution,
+        offset: int,
+        whole: Any,
+        labels: NDArray[np.integer],
+        duals: NDArray[np.float64],
+    ) -> tuple[Evaluation, list[BoundTerms]]:
+        """:meth:`evaluate_rows` and :meth:`cluster_bound_terms` of the block (``duals``: q × K,
+        a cluster dual per row): on a large dense
+        unweighted X in one compiled read of the rows (each chunk's dual sums while its rows
+        are in cache), else one after the other."""
+        duals = np.asarray(duals, dtype=np.float64)
+        evaluation, terms = self._evaluated_rows(rows, solution, offset, whole, labels, duals)
+        if terms is None:
+            terms = self.cluster_bound_terms(rows, labels, duals)
+        return evaluation, terms
+
+    def _evaluated_rows(self, rows, solution, offset, whole, labels, duals):
+        """(:meth:`evaluate_rows`, the certificate's terms at ``duals`` when the compiled read
+        gave them, else None)."""
         c_plus, c_minus = self.costs()
         w = rows.weight
         kernels = compiled.kernels_for(rows.X) if w is None else None
-        if kernels is not None:  # r and the chunk sums of ρ(r) in one read of the rows
-            residual, chunks = kernels.residual_loss(
-                rows.X, rows.y, solution.coef, solution.intercept, c_plus, c_minus, CHUNK
+        terms = None
+        if kernels is not None:  # r, the chunk sums of ρ(r) and of |X| (and the duals' terms)
+            found = kernels.residual_loss(
+                rows.X,
+                rows.y,
+                solution.coef,
+                solution.intercept,
+                c_plus,
+                c_minus,
+                CHUNK,
+                labels,
+                duals if len(duals) else None,
             )
+            column_sums = found.abs_sums.sum(axis=0) * (1 + rows.n * EPS * 2)
+            if len(duals):
+                terms = self._chunk_bound_terms(rows, found.products, found.scalars, column_sums)
+            residual = found.residual
             positive = residual > 0
             size = np.abs(residual, out=residual)
-            total, added = added_chunk_sums(chunks[:, None])
+            total, added = added_chunk_sums(found.loss[:, None])
             objective = float(total[0])
             loss_sum = (objective + float(added[0])) * (1 + 2 * GAMMA)  # ≥ Σ|ρ(r_i)|
             sum_error = GAMMA * loss_sum * (1 + 2 * EPS) + float(added[0])
@@ -617,13 +655,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             objective, sum_error = accurate_sum(loss)
             if w is not None or (c_plus, c_minus) != (1.0, 1.0):  # needed below only then
                 loss_sum = float(loss.sum()) * (1 + 2 * GAMMA)
+            column_sums = abs_column_sums(rows.X) if w is None else None
         if w is None and (c_plus, c_minus) != (1.0, 1.0):
             sum_error += EPS * loss_sum  # the products c·|r_i|
         # |fl(r_i) − r_i| ≤ γ_{m+2} (|y_i| + Σ_j |x_ij||β_j| + |β₀|), summed over i (× w_i)
         if w is None:
             scale = (
-                float(np.abs(rows.y).sum())
-                + float(abs_column_sums(rows.X) @ np.abs(solution.coef))
+                vector_sums(rows.y)[0]
+                + float(column_sums @ np.abs(solution.coef))
                 + rows.n * abs(solution.intercept)
             )
         else:
@@ -634,14 +673,15 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             ) * (1 + (rows.n + 2) * EPS)
             sum_error += 2 * EPS * loss_sum  # the products c·r_i·w_i
         residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
-        regime = positive.astype(np.int64)
+        regime = positive.view(np.int8)  # 1 where r_i > 0
         finer = None
         if self.split == "band":
             k = min(rows.n - 1, int(self._band_fraction(whole) * rows.n))
-            near = size <= np.partition(size, k)[k]
-            finer = regime.copy()
-            finer[near] = 2 + offset + np.flatnonzero(near)
-        return Evaluation(objective, regime, finer, sum_error + residual_error)
+            near = np.flatnonzero(size <= np.partition(size, k)[k])
+            wide = offset + rows.n + 2 > np.iinfo(np.int32).max
+            finer = regime.astype(np.int64 if wide else np.int32)
+            finer[near] = near + (2 + offset)
+        return Evaluation(objective, regime, finer, sum_error + residual_error), terms
 
     def split_hint(self, partition, regime):
         """Minority singletons: in a cluster whose smaller sign part has at most
@@ -653,7 +693,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         minority_sign = (pos < neg).astype(np.int64)  # the sign of the smaller part
         small = np.minimum(pos, neg) <= self.minority * partition.sizes
         lone = small[labels] & (regime == minority_sign[labels])
-        finer = regime.copy()
+        finer = regime.astype(np.int64)  # the singletons' numbers do not fit a narrow regime
         finer[lone] = 2 + np.flatnonzero(lone)
         return finer
 
@@ -710,7 +750,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         weight, x_sum, y_sum = _cluster_sums(data, part)
         agg = LADAggregate(x_sum, y_sum, weight, part)
         candidates, gram = self.bound_candidates(agg, solution)
-        all_terms = self.cluster_bound_terms(data, part.labels, [s for s, _ in candidates])
+        duals = np.vstack([s for s, _ in candidates])
+        all_terms = self.cluster_bound_terms(data, part.labels, duals)
         found = []
         for (s, what), terms in zip(candidates, all_terms, strict=True):
             source = f"{what} spread over the entries, on all data"
@@ -761,26 +802,41 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return BoundTerms(value, value_error, e, error, float(wy @ wy), w_min, rows.n)
 
     def cluster_bound_terms(
-        self, rows: LADData, labels: NDArray[np.integer], duals: list[NDArray[np.float64]]
+        self, rows: LADData, labels: NDArray[np.integer], duals: NDArray[np.float64]
     ) -> list[BoundTerms]:
-        """:meth:`bound_terms` at u = s[labels] for each cluster dual s of ``duals``. On a large
+        """:meth:`bound_terms` at u = s[labels] for each cluster dual s, a row of ``duals``
+        (q × K). On a large
         dense unweighted X in a large run: one compiled read of the rows for all of them, u never
-        made (:func:`aidopt.compiled.cluster_dual_sums`: chunks of CHUNK rows summed in float64,
-        the chunk sums added by :func:`aidopt.certificate.added_chunk_sums`), with the rounding
-        bounds of :meth:`bound_terms`: γΣ|v| per sum plus the addition of its chunk sums,
-        ε Σ|u_i y_i| for the products u_i y_i, |Zᵀu| through max|u| · Σ_i |x_i|."""
+        made (:func:`aidopt.compiled.cluster_dual_sums`), see :meth:`_chunk_bound_terms`."""
         kernels = compiled.kernels_for(rows.X)
-        if kernels is None or rows.weight is not None or not duals:
+        if kernels is None or rows.weight is not None or not len(duals):
             return [self.bound_terms(rows, s[labels]) for s in duals]
-        products, scalars = kernels.cluster_dual_sums(
-            rows.X, rows.y, labels, np.vstack(duals), CHUNK
-        )
-        column_sums = abs_column_sums(rows.X)
-        norm_y_squared = float(rows.y @ rows.y)
+        duals = np.asarray(duals, dtype=np.float64)  # no copy of a q × K array
+        products, scalars = kernels.cluster_dual_sums(rows.X, rows.y, labels, duals, CHUNK)
+        return self._chunk_bound_terms(rows, products, scalars, abs_column_sums(rows.X))
+
+    def _chunk_bound_terms(
+        self,
+        rows: LADData,
+        products: NDArray[np.float64],
+        scalars: NDArray[np.float64],
+        column_sums: NDArray[np.float64],
+    ) -> list[BoundTerms]:
+        """The terms of :meth:`bound_terms` from the compiled chunk sums at each dual (chunks of
+        CHUNK rows summed in float64, the chunk sums added by :func:`aidopt.certificate.
+        added_chunk_sums`), with its rounding bounds: γΣ|v| per sum plus the addition of its
+        chunk sums, ε Σ|u_i y_i| for the products u_i y_i, |Zᵀu| through max|u| · Σ_i |x_i|
+        (``column_sums`` ≥ Σ_i |x_ij|)."""
+        norm_y_squared = vector_sums(rows.y)[1]
+        chunks, q, p = products.shape
+        # every dual's chunk sums added at once: Σ u a (p columns), then Σ u y, Σ|u y|, Σ u, Σ|u|
+        columns = np.concatenate([products, scalars[:, :, :4]], axis=2).reshape(chunks, -1)
+        all_sums, all_added = added_chunk_sums(columns)
         terms = []
-        for d in range(len(duals)):
-            e, e_added = added_chunk_sums(products[:, d, :])
-            sums, added = added_chunk_sums(scalars[:, d, :4])
+        for d in range(q):
+            at = d * (p + 4)
+            e, e_added = all_sums[at : at + p], all_added[at : at + p]
+            sums, added = all_sums[at + p : at + p + 4], all_added[at + p : at + p + 4]
             uy, u_sum = float(sums[0]), float(sums[2])
             # sums of non-negative terms in chunks: the exact ones are at most (1 + 2γ) × these
             abs_uy, abs_u = (sums[[1, 3]] + added[[1, 3]]) * (1 + 2 * GAMMA)

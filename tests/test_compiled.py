@@ -203,6 +203,56 @@ def test_cluster_bound_terms_in_one_read_keep_their_bounds(always_compiled, inte
         assert (terms.w_min, terms.n) == (loop.w_min, loop.n)
 
 
+@pytest.mark.parametrize("intercept", [True, False])
+def test_evaluation_and_terms_in_one_read_equal_the_two_reads(always_compiled, intercept):
+    """evaluate_and_bound_rows (the residuals, the loss and both duals' chunk sums in one
+    compiled read) = evaluate_rows then cluster_bound_terms: the same regimes, band, objective
+    and certificate terms; the exact rational Zᵀu within the stated bounds."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel, LADSolution
+
+    rng = np.random.default_rng(12)
+    n, k = 1700, 30
+    X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    coef = rng.standard_normal(3) / np.array([1e-9, 1.0, 1e9])
+    y = X @ coef + rng.laplace(size=n)
+    data = RegressionData(X, y, ["a", "b", "c"])
+    labels = rng.integers(0, k, n)
+    duals = np.vstack([rng.uniform(-1.0, 1.0, k), np.where(rng.random(k) < 0.5, 1.0, -1.0)])
+    model = LADModel(fit_intercept=intercept)
+    solution = LADSolution(coef * (1 + 1e-6), 0.25 if intercept else 0.0)
+    fused, fused_terms = model.evaluate_and_bound_rows(data, solution, 900, data, labels, duals)
+    alone = model.evaluate_rows(data, solution, 900, data)
+    alone_terms = model.cluster_bound_terms(data, labels, duals)
+    np.testing.assert_array_equal(fused.regime, alone.regime)
+    np.testing.assert_array_equal(fused.split_regime, alone.split_regime)
+    assert (fused.objective, fused.objective_error) == (alone.objective, alone.objective_error)
+    columns = ([np.ones(n)] if intercept else []) + list(X.T)
+    for s, got, expected in zip(duals, fused_terms, alone_terms, strict=True):
+        assert (got.value, got.value_error) == (expected.value, expected.value_error)
+        np.testing.assert_array_equal(got.e, expected.e)
+        np.testing.assert_allclose(got.e_error, expected.e_error, rtol=1e-12)
+        u = s[labels]
+        for j, column in enumerate(columns):
+            exact = _exact_dot(u, column)
+            assert abs(Fraction(float(got.e[j])) - exact) <= Fraction(float(got.e_error[j]))
+
+
+def test_residual_bins_count_the_edges_below(always_compiled):
+    """C^0's bins in the compiled read = searchsorted (side 'left') for 0, 1, 2 and 83 edges,
+    residuals equal to an edge included (β = 0: the residuals are y exactly)."""
+    rng = np.random.default_rng(13)
+    n = 4000
+    X = rng.standard_normal((n, 2))
+    y = np.round(rng.laplace(size=n), 1)
+    for size in (0, 1, 2, 83):
+        edges = np.sort(rng.choice(np.unique(y), size, replace=False))
+        labels = compiled.residual_bins(
+            X, y, np.zeros(2), 0.0, edges, (np.inf, np.inf), np.zeros(0), 0
+        )
+        np.testing.assert_array_equal(labels, np.searchsorted(edges, y))
+
+
 @pytest.mark.parametrize("costs", [(1.0, 1.0), (0.3, 0.7)])
 def test_compiled_residuals_and_loss_keep_the_evaluation(always_compiled, monkeypatch, costs):
     """LAD / quantile evaluation through the compiled residual pass: the same regimes and band

@@ -324,13 +324,19 @@ def test_dask_states_live_outside_the_heap():
 
 
 class _SlowLAD(LADModel):
-    """LAD whose evaluation takes 50 ms per block."""
+    """LAD whose evaluation takes 50 ms per block (with the certificate's terms or without)."""
 
     def evaluate_rows(self, rows, solution, offset, whole):
         import time
 
         time.sleep(0.05)
         return super().evaluate_rows(rows, solution, offset, whole)
+
+    def evaluate_and_bound_rows(self, rows, solution, offset, whole, labels, duals):
+        import time
+
+        time.sleep(0.05)
+        return super().evaluate_and_bound_rows(rows, solution, offset, whole, labels, duals)
 
 
 def _time_limit_holds_within_a_pass(blocks):

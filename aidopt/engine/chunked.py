@@ -18,7 +18,10 @@ data pass* of the contract (:mod:`aidopt.contract`):
 =========================================  ==================================================
 
 Optional: ``cluster_bound_terms(rows, labels, duals)`` — ``bound_terms`` at u = s[labels] for
-every cluster dual s at once (one read of the block instead of one per dual); ``check_blocks()``
+every cluster dual s (``duals[d]``, q × K × ...) at once (one read of the block instead of one
+per dual);
+``evaluate_and_bound_rows(rows, sol, offset, whole, labels, duals)`` — ``evaluate_rows`` and
+``cluster_bound_terms`` together (one read for both); ``check_blocks()``
 — refuses, before any reading, a setting of the model that needs every row at once (PU's
 non-linear kernels); ``solution_row_sums(rows, solution)`` — what the
 description of the answer sums over the rows (an SVM's training accuracy), passed summed to
@@ -87,9 +90,14 @@ def _initial_labels(block, offset, model, rule):
 
 
 def _evaluate(block, offset, labels, model, solution, whole, duals):
-    """A block's evaluation, and the certificate's terms at each dual (the same pass)."""
-    ev = model.evaluate_rows(block, solution, offset, whole)
-    terms = _cluster_bound_terms(model, block, labels, duals)
+    """A block's evaluation, and the certificate's terms at each dual (the same pass; the
+    model's ``evaluate_and_bound_rows`` when it has one)."""
+    both = getattr(model, "evaluate_and_bound_rows", None)
+    if callable(both):
+        ev, terms = both(block, solution, offset, whole, labels, duals)
+    else:
+        ev = model.evaluate_rows(block, solution, offset, whole)
+        terms = _cluster_bound_terms(model, block, labels, duals)
     finer = None if ev.split_regime is None else small_ints(ev.split_regime)
     has_finer = finer is not None
     return (small_ints(ev.regime), finer), (ev.objective, ev.objective_error, has_finer, terms)
@@ -106,6 +114,14 @@ def _cluster_bound_terms(model, block, labels, duals):
     if callable(fused):
         return fused(block, labels, duals)
     return [model.bound_terms(block, s[labels]) for s in duals]
+
+
+def _stacked(candidates: list, n_clusters: int) -> np.ndarray:
+    """The candidate cluster duals (K, ...) stacked along a first axis, q × K × ... (once per
+    pass, not per block)."""
+    if not candidates:
+        return np.zeros((0, n_clusters))
+    return np.stack([s for s, _ in candidates])
 
 
 def _solution_row_sums(block, offset, model, solution):
@@ -159,7 +175,7 @@ class _OnBlocks:
         self._evaluation_slots = (regime, finer)
         whole = Shape(data.n, data.m)
         candidates, context = self._candidates(data, solution)
-        duals = [s for s, _ in candidates]
+        duals = _stacked(candidates, solution.partition.n_clusters)
         found = data.run(
             _evaluate,
             self._plain,
@@ -195,7 +211,7 @@ class _OnBlocks:
             _, candidates, context, per_block = fused
         else:  # not the solution just evaluated: its own pass
             candidates, context = self._candidates(data, solution)
-            duals = [s for s, _ in candidates]
+            duals = _stacked(candidates, part.n_clusters)
             per_block = data.run(_bound_terms, self._plain, duals, reads=(part.slot,))
         plain = self._plain
         bounds = []
