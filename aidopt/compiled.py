@@ -171,180 +171,27 @@ class _Kernels(NamedTuple):
 
 @functools.cache
 def _compiled() -> _Kernels:
-    """The loops, compiled for all cores (cached on disk by numba)."""
+    """The loops of :mod:`aidopt.compiled_loops`, compiled for all cores (cached on disk by
+    numba) for the signatures the wrappers below call with, loaded (or compiled) now."""
     import numba
 
-    prange = numba.prange
+    from aidopt import compiled_loops as loops
 
-    def label_sums_loop(labels, a, k, parts):
-        n, q = a.shape
-        tables = np.zeros((parts, k, q))
-        for t in prange(parts):
-            table = tables[t]
-            for i in range(t * n // parts, (t + 1) * n // parts):
-                c = labels[i]
-                for j in range(q):
-                    table[c, j] += a[i, j]
-        total = tables[0]
-        for t in range(1, parts):
-            total += tables[t]
-        return total
-
-    def chunk_tdot_loop(a, v, chunk):
-        n, p = a.shape
-        out = np.zeros(((n + chunk - 1) // chunk, p))
-        for c in prange(out.shape[0]):
-            row = out[c]
-            for i in range(c * chunk, min(n, (c + 1) * chunk)):
-                vi = v[i]
-                for j in range(p):
-                    row[j] += vi * a[i, j]
-        return out
-
-    @numba.njit(inline="always")
-    def dual_chunk(a, y, labels, duals, start, stop, products, scalars, u):
-        # rows start … stop − 1, for each dual d and u_i = duals[d, labels_i], in float64:
-        # products[d] += Σ u_i a_i, scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
-        p = a.shape[1]
-        for d in range(duals.shape[0]):
-            uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
-            for i in range(start, stop):
-                ui = duals[d, labels[i]]
-                u[i - start] = ui
-                uy = ui * y[i]
-                uy_sum += uy
-                uy_abs += abs(uy)
-                u_sum += ui
-                u_abs += abs(ui)
-                if abs(ui) > u_max:
-                    u_max = abs(ui)
-            scalars[d, 0] = uy_sum
-            scalars[d, 1] = uy_abs
-            scalars[d, 2] = u_sum
-            scalars[d, 3] = u_abs
-            scalars[d, 4] = u_max
-            row = products[d]
-            for i in range(start, stop):
-                ui = u[i - start]
-                for j in range(p):
-                    row[j] += ui * a[i, j]
-
-    def cluster_dual_loop(a, y, labels, duals, chunk):
-        n, p = a.shape
-        q = duals.shape[0]
-        chunks = (n + chunk - 1) // chunk
-        products = np.zeros((chunks, q, p))
-        scalars = np.zeros((chunks, q, 5))
-        for c in prange(chunks):
-            start, stop = c * chunk, min(n, (c + 1) * chunk)
-            u = np.empty(stop - start)
-            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
-        return products, scalars
-
-    def residual_loop(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
-        # per chunk: the residuals, Σ ρ(r), Σ |a_ij| per column, and the dual sums of
-        # dual_chunk while the chunk's rows are in cache (one read of a)
-        n, p = a.shape
-        q = duals.shape[0]
-        chunks = (n + chunk - 1) // chunk
-        residual = np.empty(n)
-        loss = np.zeros(chunks)
-        abs_sums = np.zeros((chunks, p))
-        products = np.zeros((chunks, q, p))
-        scalars = np.zeros((chunks, q, 5))
-        for c in prange(chunks):
-            start, stop = c * chunk, min(n, (c + 1) * chunk)
-            total = 0.0
-            size = abs_sums[c]
-            for i in range(start, stop):
-                fit = 0.0
-                for j in range(p):
-                    fit += a[i, j] * coef[j]
-                    size[j] += abs(a[i, j])
-                r = (y[i] - fit) - intercept
-                residual[i] = r
-                total += c_plus * r if r > 0 else -c_minus * r
-            loss[c] = total
-            if q:
-                u = np.empty(stop - start)
-                dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
-        return residual, loss, abs_sums, products, scalars
-
-    @numba.njit(inline="always")
-    def lower_bound(edges, value):
-        # np.searchsorted(edges, value), side 'left', for sorted edges: the edges below value,
-        # counted without a branch (few edges: the count beats a binary search, measured)
-        count = 0
-        for e in range(edges.size):
-            count += edges[e] < value
-        return count
-
-    def residual_bins_loop(a, y, coef, intercept, edges, low, high, above, offset):
-        n, p = a.shape
-        bins = edges.size + 1
-        labels = np.empty(n, dtype=np.int64)
-        for i in prange(n):
-            fit = 0.0
-            for j in range(p):
-                fit += a[i, j] * coef[j]
-            r = (y[i] - fit) - intercept
-            if r < low:
-                labels[i] = lower_bound(edges, r)
-            elif r > high:
-                labels[i] = bins + lower_bound(above, r)
-            else:
-                labels[i] = 2 * bins + offset + i
-        return labels
-
-    def abs_column_sums_loop(a, parts):
-        n, q = a.shape
-        tables = np.zeros((parts, q))
-        for t in prange(parts):
-            table = tables[t]
-            for i in range(t * n // parts, (t + 1) * n // parts):
-                for j in range(q):
-                    table[j] += abs(a[i, j])
-        return tables.sum(axis=0)
-
-    def sum2_loop(rows):
-        n, q = rows.shape
-        high, low, size = np.zeros(q), np.zeros(q), np.zeros(q)
-        for i in range(n):
-            for j in range(q):
-                p = rows[i, j]
-                x = high[j] + p  # TwoSum: x + t = high + p exactly
-                z = x - high[j]
-                low[j] += (high[j] - (x - z)) + (p - z)
-                high[j] = x
-                size[j] += abs(p)
-        return high + low, size
-
-    jit = numba.njit(parallel=True, cache=True)
-    kernels = _Kernels(
-        label_sums=jit(label_sums_loop),
-        chunk_tdot=jit(chunk_tdot_loop),
-        cluster_dual_sums=jit(cluster_dual_loop),
-        residual_loss=jit(residual_loop),
-        residual_bins=jit(residual_bins_loop),
-        abs_column_sums=jit(abs_column_sums_loop),
-        compensated_column_sums=numba.njit(cache=True)(sum2_loop),
-    )
-    # the signatures the wrappers below call with, loaded (or compiled) now
     types = numba.types
     vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
     labels, real, integer = types.Array(types.intp, 1, "C"), types.float64, types.int64
-    kernels.label_sums.compile((labels, matrix, integer, integer))
-    kernels.chunk_tdot.compile((matrix, vector, integer))
-    kernels.cluster_dual_sums.compile((matrix, vector, labels, matrix, integer))
-    kernels.residual_loss.compile(
-        (matrix, vector, vector, real, real, real, integer, labels, matrix)
-    )
-    kernels.residual_bins.compile(
-        (matrix, vector, vector, real, vector, real, real, vector, integer)
-    )
-    kernels.abs_column_sums.compile((matrix, integer))
-    kernels.compensated_column_sums.compile((matrix,))
-    return kernels
+    signatures = {
+        "label_sums": (labels, matrix, integer, integer),
+        "chunk_tdot": (matrix, vector, integer),
+        "cluster_dual_sums": (matrix, vector, labels, matrix, integer),
+        "residual_loss": (matrix, vector, vector, real, real, real, integer, labels, matrix),
+        "residual_bins": (matrix, vector, vector, real, vector, real, real, vector, integer),
+        "abs_column_sums": (matrix, integer),
+        "compensated_column_sums": (matrix,),
+    }
+    for name, signature in signatures.items():
+        getattr(loops, name).compile(signature)
+    return _Kernels(**{name: getattr(loops, name) for name in _Kernels._fields})
 
 
 def _checked(labels: NDArray[np.integer], k: int) -> NDArray[np.intp]:

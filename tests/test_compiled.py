@@ -3,6 +3,7 @@ rounding bound for the certificate, used only where they are safe."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -109,6 +110,21 @@ def test_outside_large_runs_numba_is_not_imported():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_second_process_loads_the_kernels_from_the_disk_cache():
+    """numba compiles the kernels once per machine (~20 s) and every later process loads them
+    from its disk cache (~1.5 s): a loop that reached a helper through a closure was compiled
+    again in every process."""
+    code = "from aidopt import compiled\ncompiled._compiled()\n"
+    env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
+    for _ in range(2):  # the first may compile (and save); the second must only load
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+    log = out.stdout + out.stderr
+    assert "data loaded" in log
+    assert "data saved" not in log, log
 
 
 def _linear_case(name):

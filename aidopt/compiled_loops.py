@@ -1,0 +1,168 @@
+"""The numba loops behind :mod:`aidopt.compiled` (imported only when the kernels load: numba is
+optional). Module-level functions, so that numba's disk cache serves them in every process (a
+loop that calls a helper held in a closure is compiled again in each)."""
+
+import numba
+import numpy as np
+from numba import prange
+
+_parallel = numba.njit(parallel=True, cache=True)
+
+
+@_parallel
+def label_sums(labels, a, k, parts):
+    n, q = a.shape
+    tables = np.zeros((parts, k, q))
+    for t in prange(parts):
+        table = tables[t]
+        for i in range(t * n // parts, (t + 1) * n // parts):
+            c = labels[i]
+            for j in range(q):
+                table[c, j] += a[i, j]
+    total = tables[0]
+    for t in range(1, parts):
+        total += tables[t]
+    return total
+
+
+@_parallel
+def chunk_tdot(a, v, chunk):
+    n, p = a.shape
+    out = np.zeros(((n + chunk - 1) // chunk, p))
+    for c in prange(out.shape[0]):
+        row = out[c]
+        for i in range(c * chunk, min(n, (c + 1) * chunk)):
+            vi = v[i]
+            for j in range(p):
+                row[j] += vi * a[i, j]
+    return out
+
+
+@numba.njit(inline="always", cache=True)
+def dual_chunk(a, y, labels, duals, start, stop, products, scalars, u):
+    # rows start … stop − 1, for each dual d and u_i = duals[d, labels_i], in float64:
+    # products[d] += Σ u_i a_i, scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
+    p = a.shape[1]
+    for d in range(duals.shape[0]):
+        uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
+        for i in range(start, stop):
+            ui = duals[d, labels[i]]
+            u[i - start] = ui
+            uy = ui * y[i]
+            uy_sum += uy
+            uy_abs += abs(uy)
+            u_sum += ui
+            u_abs += abs(ui)
+            if abs(ui) > u_max:
+                u_max = abs(ui)
+        scalars[d, 0] = uy_sum
+        scalars[d, 1] = uy_abs
+        scalars[d, 2] = u_sum
+        scalars[d, 3] = u_abs
+        scalars[d, 4] = u_max
+        row = products[d]
+        for i in range(start, stop):
+            ui = u[i - start]
+            for j in range(p):
+                row[j] += ui * a[i, j]
+
+
+@_parallel
+def cluster_dual_sums(a, y, labels, duals, chunk):
+    n, p = a.shape
+    q = duals.shape[0]
+    chunks = (n + chunk - 1) // chunk
+    products = np.zeros((chunks, q, p))
+    scalars = np.zeros((chunks, q, 5))
+    for c in prange(chunks):
+        start, stop = c * chunk, min(n, (c + 1) * chunk)
+        u = np.empty(stop - start)
+        dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
+    return products, scalars
+
+
+@_parallel
+def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
+    # per chunk: the residuals, Σ ρ(r), Σ |a_ij| per column, and the dual sums of
+    # dual_chunk while the chunk's rows are in cache (one read of a)
+    n, p = a.shape
+    q = duals.shape[0]
+    chunks = (n + chunk - 1) // chunk
+    residual = np.empty(n)
+    loss = np.zeros(chunks)
+    abs_sums = np.zeros((chunks, p))
+    products = np.zeros((chunks, q, p))
+    scalars = np.zeros((chunks, q, 5))
+    for c in prange(chunks):
+        start, stop = c * chunk, min(n, (c + 1) * chunk)
+        total = 0.0
+        size = abs_sums[c]
+        for i in range(start, stop):
+            fit = 0.0
+            for j in range(p):
+                fit += a[i, j] * coef[j]
+                size[j] += abs(a[i, j])
+            r = (y[i] - fit) - intercept
+            residual[i] = r
+            total += c_plus * r if r > 0 else -c_minus * r
+        loss[c] = total
+        if q:
+            u = np.empty(stop - start)
+            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
+    return residual, loss, abs_sums, products, scalars
+
+
+@numba.njit(inline="always", cache=True)
+def lower_bound(edges, value):
+    # np.searchsorted(edges, value), side 'left', for sorted edges: the edges below value,
+    # counted without a branch (few edges: the count beats a binary search, measured)
+    count = 0
+    for e in range(edges.size):
+        count += edges[e] < value
+    return count
+
+
+@_parallel
+def residual_bins(a, y, coef, intercept, edges, low, high, above, offset):
+    n, p = a.shape
+    bins = edges.size + 1
+    labels = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        fit = 0.0
+        for j in range(p):
+            fit += a[i, j] * coef[j]
+        r = (y[i] - fit) - intercept
+        if r < low:
+            labels[i] = lower_bound(edges, r)
+        elif r > high:
+            labels[i] = bins + lower_bound(above, r)
+        else:
+            labels[i] = 2 * bins + offset + i
+    return labels
+
+
+@_parallel
+def abs_column_sums(a, parts):
+    n, q = a.shape
+    tables = np.zeros((parts, q))
+    for t in prange(parts):
+        table = tables[t]
+        for i in range(t * n // parts, (t + 1) * n // parts):
+            for j in range(q):
+                table[j] += abs(a[i, j])
+    return tables.sum(axis=0)
+
+
+@numba.njit(cache=True)
+def compensated_column_sums(rows):
+    n, q = rows.shape
+    high, low, size = np.zeros(q), np.zeros(q), np.zeros(q)
+    for i in range(n):
+        for j in range(q):
+            p = rows[i, j]
+            x = high[j] + p  # TwoSum: x + t = high + p exactly
+            z = x - high[j]
+            low[j] += (high[j] - (x - z)) + (p - z)
+            high[j] = x
+            size[j] += abs(p)
+    return high + low, size
