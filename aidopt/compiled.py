@@ -21,10 +21,10 @@ for any of them (the sparse indicator product takes ~30× that, the batched chun
 numba is optional (the ``scale`` extra). Whether a run uses the kernels depends on the size of
 its data only (:func:`for_run`: a dense X of :data:`RUN_ENTRIES` entries or more; then every
 matrix of :data:`MIN_ENTRIES` or more goes through them): below, numba's import and loading
-(~3 s: numba ~1.2 s, ~0.3 s per kernel; started in the background when the run begins, or
-while a large file is read: :func:`preload_for_file`; the first compilation on a machine ~20 s,
-then cached on disk) cost
-more than they save. The kernels run on the main thread only
+(~1.4 s, started in the background when the run begins, or while a large file is read:
+:func:`preload_for_file`; the first compilation on a machine ~20 s, then numba's disk cache
+serves every process — the loops live at module level in :mod:`aidopt.compiled_loops` for
+that) cost more than they save. The kernels run on the main thread only
 (numba's default threading layer must not be entered from two threads at once: Dask's worker
 threads take the numpy path). ``AIDOPT_COMPILED=0`` turns them off.
 """
