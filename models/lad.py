@@ -601,9 +601,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         duals: NDArray[np.float64],
     ) -> tuple[Evaluation, list[BoundTerms]]:
         """:meth:`evaluate_rows` and :meth:`cluster_bound_terms` of the block (``duals``: q × K,
-        a cluster dual per row): on a large dense
-        unweighted X in one compiled read of the rows (each chunk's dual sums while its rows
-        are in cache), else one after the other."""
+        a cluster dual per row): on a large dense unweighted X in one compiled read of the rows
+        (each chunk's dual sums while its rows are in cache), else one after the other."""
         duals = np.asarray(duals, dtype=np.float64)
         evaluation, terms = self._evaluated_rows(rows, solution, offset, whole, labels, duals)
         if terms is None:
@@ -805,9 +804,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         self, rows: LADData, labels: NDArray[np.integer], duals: NDArray[np.float64]
     ) -> list[BoundTerms]:
         """:meth:`bound_terms` at u = s[labels] for each cluster dual s, a row of ``duals``
-        (q × K). On a large
-        dense unweighted X in a large run: one compiled read of the rows for all of them, u never
-        made (:func:`aidopt.compiled.cluster_dual_sums`), see :meth:`_chunk_bound_terms`."""
+        (q × K). On a large dense unweighted X in a large run: one compiled read of the rows for
+        all of them, u never made (:func:`aidopt.compiled.cluster_dual_sums`; the bounds of
+        :meth:`_chunk_bound_terms`)."""
         kernels = compiled.kernels_for(rows.X)
         if kernels is None or rows.weight is not None or not len(duals):
             return [self.bound_terms(rows, s[labels]) for s in duals]
