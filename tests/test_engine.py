@@ -706,6 +706,28 @@ def test_pairs_and_present_labels_by_table_equal_unique(top):
     np.testing.assert_array_equal(counts, np.unique(labels, return_counts=True)[1])
 
 
+@pytest.mark.parametrize("table_bytes", [0, 1 << 26])
+def test_block_labels_renumbered_in_sorted_order(monkeypatch, table_bytes):
+    """Arbitrary labels beside the blocks become 0..K−1 in sorted order with the clusters'
+    sizes, by a table of ranks or (when it would be too large) by a search."""
+    from aidopt.engine import partition as block_partition
+
+    monkeypatch.setattr(block_partition, "_RANK_TABLE_BYTES", table_bytes)
+    rng = np.random.default_rng(5)
+    labels = rng.choice(np.array([3, 17, 40, 41, 10**6 + 7]), 90)
+    blocks = MemoryBlocks(_instance(n=90), 25)
+
+    def store(_b, offset, whole):
+        return (whole[offset : offset + 25],), None
+
+    blocks.run(store, labels, writes=("raw",), data=False)
+    part = block_partition.BlockPartition.from_block_labels(blocks, "raw")
+    expected = np.unique(labels, return_inverse=True)[1]
+    got = np.concatenate(blocks._state[part.slot])
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(part.sizes, np.bincount(expected))
+
+
 @pytest.mark.parametrize("spread", [1, 10**6])
 def test_a_finer_part_that_mixes_regimes_is_refused_on_blocks(spread):
     """Both ways of finding the children (tables for few keys, a sort for many) refuse a

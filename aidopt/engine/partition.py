@@ -32,6 +32,8 @@ __all__ = ["BlockPartition", "StateRef"]
 
 _SERIAL = itertools.count()
 _REGIMES = 1 << 8  #: regimes per cluster in the (cluster, regime) keys of a split
+#: labels are renumbered by a table of ranks (sent once to every worker) up to this size
+_RANK_TABLE_BYTES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,11 @@ def _relabel(
     return (small_ints(out),), None
 
 
-def _compact(_block, _offset, labels, present):
+def _compact(_block, _offset, labels, present, rank):
+    """Each row's rank among the sorted labels ``present``: from the table ``rank`` (indexed
+    by label) when there is one, else by a search."""
+    if rank is not None:
+        return (small_ints(rank[labels]),), None
     return (small_ints(np.searchsorted(present, labels)),), None
 
 
@@ -191,8 +197,13 @@ class BlockPartition(ClusterCounts):
         sizes = np.zeros(present.size, dtype=np.int64)
         for values, counts in found:
             sizes[np.searchsorted(present, values)] += counts
+        top = int(present[-1]) + 1 if present.size else 0
+        rank = None
+        if 4 * top <= _RANK_TABLE_BYTES:  # one lookup per row instead of a binary search
+            rank = np.zeros(top, dtype=np.int32)
+            rank[present] = np.arange(present.size, dtype=np.int32)
         new = f"labels{next(_SERIAL)}"
-        blocks.run(_compact, present, reads=(slot,), writes=(new,), data=False)
+        blocks.run(_compact, present, rank, reads=(slot,), writes=(new,), data=False)
         blocks.drop(slot)
         return cls(blocks, new, sizes)
 
