@@ -62,6 +62,7 @@ __all__ = [
     "label_sums",
     "preload",
     "preload_for_file",
+    "renumbered",
     "residual_bins",
     "residual_loss",
 ]
@@ -167,6 +168,7 @@ class _Kernels(NamedTuple):
     residual_bins: Any
     abs_column_sums: Any
     compensated_column_sums: Any
+    renumbered: Any
 
 
 @functools.cache
@@ -188,6 +190,7 @@ def _compiled() -> _Kernels:
         "residual_bins": (matrix, vector, vector, real, vector, real, real, vector, integer),
         "abs_column_sums": (matrix, integer),
         "compensated_column_sums": (matrix,),
+        "renumbered": (types.Array(types.int32, 1, "C"), integer),
     }
     for name, signature in signatures.items():
         getattr(loops, name).compile(signature)
@@ -317,6 +320,16 @@ def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
 
     loop = _compiled().abs_column_sums
     return loop(a, max(1, min(numba.get_num_threads(), a.shape[0])))
+
+
+def renumbered(labels: NDArray[np.integer]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """(the labels present, sorted; each row's rank among them) for non-negative labels below
+    2^31 whose largest fits a table (the caller's rule): one pass to mark, one over the table,
+    one to look up."""
+    if labels.size and int(labels.min()) < 0:
+        raise ValueError("labels must be non-negative")
+    top = int(labels.max(initial=-1)) + 1
+    return _compiled().renumbered(labels.astype(np.int32, copy=False), top)
 
 
 def compensated_column_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray]:

@@ -166,3 +166,24 @@ def compensated_column_sums(rows):
             high[j] = x
             size[j] += abs(p)
     return high + low, size
+
+
+@numba.njit(cache=True)
+def renumbered(labels, top):
+    # the labels present (sorted; all in [0, top)) and each row's rank among them
+    n = labels.size
+    rank = np.zeros(top, dtype=np.int64)
+    for i in range(n):
+        rank[labels[i]] = 1
+    k = 0
+    for c in range(top):
+        if rank[c]:
+            rank[c] = k
+            k += 1
+    present = np.empty(k, dtype=np.int64)
+    inverse = np.empty(n, dtype=np.intp)
+    for i in range(n):
+        r = rank[labels[i]]
+        inverse[i] = r
+        present[r] = labels[i]
+    return present, inverse

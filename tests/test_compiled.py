@@ -369,6 +369,26 @@ def test_preload_only_for_large_files(monkeypatch, tmp_path):
     assert started == [1]
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+def test_renumbered_labels_equal_unique(always_compiled, dtype):
+    """A block's labels numbered by the compiled loop = np.unique's sorted values and inverse,
+    and the engine's cluster sums use it inside a large run."""
+    from aidopt.engine import partition as block_partition
+
+    rng = np.random.default_rng(14)
+    labels = rng.choice(np.array([0, 5, 6, 90, 127]), 3000).astype(dtype)
+    present, inverse = compiled.renumbered(labels)
+    values, expected = np.unique(labels, return_inverse=True)
+    np.testing.assert_array_equal(present, values)
+    np.testing.assert_array_equal(inverse, expected)
+    a = rng.standard_normal((3000, 3))
+    found, sums = block_partition._cluster_sums(a, 0, labels, lambda block: [block[:, 0], block])[1]
+    np.testing.assert_array_equal(found, values)
+    np.testing.assert_allclose(sums[:, 1:], np.asarray(label_indicator(expected, 5) @ a))
+    with pytest.raises(ValueError, match="non-negative"):
+        compiled.renumbered(np.array([3, -1]))
+
+
 def test_labels_outside_the_table_are_refused(always_compiled):
     """The compiled loops do not check their indices: the wrappers do."""
     a = np.ones((10, 2))

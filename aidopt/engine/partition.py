@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt import compiled
 from aidopt.engine.blocks import Blocks
 from aidopt.partition import ClusterCounts, label_sums, split_numbering
 
@@ -150,11 +151,13 @@ def _label_counts(labels: NDArray) -> tuple[NDArray, NDArray]:
     return values, counts[values]
 
 
-def _renumbered(labels: NDArray) -> tuple[NDArray, NDArray]:
+def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray]:
     """The labels present in a block (sorted) and each row's rank among them (a table lookup
-    when labels are few, else a search)."""
+    when labels are few — in one compiled loop when ``kernels`` are given —, else a search)."""
+    top = int(labels.max(initial=-1)) + 1
+    if kernels is not None and _fits_table(top, labels) and top <= np.iinfo(np.int32).max:
+        return kernels.renumbered(labels)
     present, _ = _label_counts(labels)
-    top = int(present[-1]) + 1 if present.size else 0
     if not _fits_table(top, labels):
         return present, np.searchsorted(present, labels)
     rank = np.empty(top, dtype=np.intp)
@@ -166,14 +169,16 @@ def _cluster_sums(block, _offset, labels, columns):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
     vectors and matrices side by side): a vector by ``bincount``, a matrix by
     :func:`aidopt.partition.label_sums` (the list is never copied into one matrix)."""
-    present, inverse = _renumbered(labels)
-    k = present.size
     parts = columns(block)
+    parts = [parts] if isinstance(parts, np.ndarray) else parts
+    matrices = [part for part in parts if np.ndim(part) == 2]
+    present, inverse = _renumbered(labels, compiled.kernels_for(matrices[0]) if matrices else None)
+    k = present.size
     sums = [
         np.bincount(inverse, weights=part, minlength=k)[:, None]
         if np.ndim(part) == 1
         else label_sums(inverse, part, k)
-        for part in ([parts] if isinstance(parts, np.ndarray) else parts)
+        for part in parts
     ]
     return (), (present, np.hstack(sums))
 
