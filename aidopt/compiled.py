@@ -268,8 +268,8 @@ def residual_loss(
     for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per column, and for each row of
     ``duals`` (q × K, none by default) the sums of :func:`cluster_dual_sums` at u_i =
     duals[d, labels_i] — all in one read of ``a``."""
-    if duals is None:
-        duals, labels = np.zeros((0, 1)), np.zeros(a.shape[0], dtype=np.intp)
+    if duals is None:  # no dual: the loop never reads a label
+        duals, labels = np.zeros((0, 1)), np.zeros(0, dtype=np.intp)
     assert labels is not None
     loop = _compiled().residual_loss
     return ResidualPass(
