@@ -39,15 +39,15 @@ def chunk_tdot(a, v, chunk):
 
 
 @numba.njit(inline="always", cache=True)
-def dual_chunk(a, y, labels, duals, start, stop, products, scalars, u):
+def dual_chunk(a, y, labels, duals, start, stop, products, scalars):
     # rows start … stop − 1, for each dual d and u_i = duals[d, labels_i], in float64:
     # products[d] += Σ u_i a_i, scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
+    # (u_i looked up again for the products: cheaper than a scratch vector per chunk)
     p = a.shape[1]
     for d in range(duals.shape[0]):
         uy_sum, uy_abs, u_sum, u_abs, u_max = 0.0, 0.0, 0.0, 0.0, 0.0
         for i in range(start, stop):
             ui = duals[d, labels[i]]
-            u[i - start] = ui
             uy = ui * y[i]
             uy_sum += uy
             uy_abs += abs(uy)
@@ -62,7 +62,7 @@ def dual_chunk(a, y, labels, duals, start, stop, products, scalars, u):
         scalars[d, 4] = u_max
         row = products[d]
         for i in range(start, stop):
-            ui = u[i - start]
+            ui = duals[d, labels[i]]
             for j in range(p):
                 row[j] += ui * a[i, j]
 
@@ -76,8 +76,7 @@ def cluster_dual_sums(a, y, labels, duals, chunk):
     scalars = np.zeros((chunks, q, 5))
     for c in prange(chunks):
         start, stop = c * chunk, min(n, (c + 1) * chunk)
-        u = np.empty(stop - start)
-        dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
+        dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
     return products, scalars
 
 
@@ -107,8 +106,7 @@ def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
             total += c_plus * r if r > 0 else -c_minus * r
         loss[c] = total
         if q:
-            u = np.empty(stop - start)
-            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c], u)
+            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
     return residual, loss, abs_sums, products, scalars
 
 

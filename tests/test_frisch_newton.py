@@ -288,17 +288,29 @@ def test_threaded_gram_matches_direct_product(monkeypatch):
 
 def test_nearly_collinear_design_is_not_claimed_optimal():
     """Columns equal up to 1e-9: β is huge, so the round-off residual ‖X'a − rhs‖ times ‖β‖₁
-    exceeds the gap and no certificate is possible; the best primal point is still returned."""
-    rng = np.random.default_rng(0)
-    X, _ = continuous_data(rng, 200, 5)
-    X[:, 2] = X[:, 1] + 1e-9 * rng.standard_normal(200)
-    y = rng.laplace(size=200)
-    res = frisch_newton(X, y)
-    assert res.status == "numerical_error"
-    assert res.iterations < 20
-    assert res.objective == pytest.approx(check_loss(X, y, res.coef, 0.5), rel=1e-12)
-    assert np.abs(res.coef).sum() * res.dual_residual > 1e-9 * res.objective
-    assert np.all((res.dual >= 0) & (res.dual <= 1))
+    is larger than the tolerance; the run stops early with the best primal point, and claims
+    "optimal" only when its stated test (P − D + ‖β‖₁‖X'a − rhs‖_∞ ≤ tol · max(1, |P|)) holds
+    on the numbers it returns — whether the round-off cancels is a matter of the BLAS's
+    rounding (with numpy 2.4.6, 2 of these 6 designs pass it; the others stop stalled)."""
+    statuses = []
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X, _ = continuous_data(rng, 200, 5)
+        X[:, 2] = X[:, 1] + 1e-9 * rng.standard_normal(200)
+        y = rng.laplace(size=200)
+        res = frisch_newton(X, y)
+        statuses.append(res.status)
+        assert res.iterations < 20
+        assert res.objective == pytest.approx(check_loss(X, y, res.coef, 0.5), rel=1e-12)
+        round_off = np.abs(res.coef).sum() * res.dual_residual
+        assert round_off > 1e-9 * res.objective
+        assert np.all((res.dual >= 0) & (res.dual <= 1))
+        if res.status == "optimal":
+            claimed = res.objective - res.dual_objective + round_off
+            assert claimed <= 1e-9 * max(1.0, abs(res.objective))
+        else:
+            assert res.status == "numerical_error"
+    assert "numerical_error" in statuses
 
 
 def test_time_limit_returns_the_best_pair_with_valid_bounds():

@@ -317,3 +317,75 @@ def test_a_rank_deficient_quantile_fit_on_fn_ends_pure_like_highs():
             )
     assert results["fn"].status is AIDStatus.PURE
     assert results["fn"].objective == pytest.approx(results["highs"].objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("n", [10, 5000, 20_000, 250_000])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "sorted", "reversed"])
+def test_band_rows_are_those_of_the_partial_sort(n, kind):
+    """The band's rows (the entries ≤ the k-th smallest |r|), found among the entries under a
+    sampled threshold, are those of the full partial sort — ties, orders and every k."""
+    from aidopt.models.lad import _smallest
+
+    rng = np.random.default_rng(n)
+    values = rng.random(n)
+    if kind == "ties":
+        values = np.round(values * 50) / 50
+    elif kind == "sorted":
+        values = np.sort(values)
+    elif kind == "reversed":
+        values = np.sort(values)[::-1].copy()
+    for k in sorted({0, 1, 7, n // 40, n // 9, n // 2, n - 1}):
+        expected = np.flatnonzero(values <= np.partition(values, k)[k])
+        assert np.array_equal(_smallest(values, k), expected)
+
+
+def _all_candidates(self, candidates, *_):
+    return candidates
+
+
+def test_dropped_dual_candidates_lose_no_bound(monkeypatch):
+    """A candidate dual dominated on the cluster sums (lower uᵀy, larger ‖D⁻¹Zᵀu‖) is not
+    summed over the rows: at every iteration the bound equals the best over all candidates
+    (up to their rounding allowances), and some candidate was dropped (on this instance the
+    dual rebuilt by complementary slackness at iteration 2: its bound is ~3 lower)."""
+    X, y, _, _ = make_lad(300_000, 20, seed=1)
+    data = LADData.from_arrays(X, y)
+    model = LADModel()
+    seen, kept = [], []
+    original_bound, original_promising = LADModel.lower_bound, LADModel._promising
+
+    def recorded(self, data, solution, evaluation, upper, dual=None):
+        seen.append((solution, evaluation, upper))
+        return original_bound(self, data, solution, evaluation, upper, dual)
+
+    def counted(self, candidates, *args):
+        out = original_promising(self, candidates, *args)
+        kept.append((len(candidates), len(out)))
+        return out
+
+    monkeypatch.setattr(LADModel, "lower_bound", recorded)
+    monkeypatch.setattr(LADModel, "_promising", counted)
+    result = AIDSolver(model, tol=1e-8).solve(data)
+    assert result.status is AIDStatus.OPTIMAL and result.iterations == 2
+    assert any(after < before for before, after in kept)
+    monkeypatch.setattr(LADModel, "lower_bound", original_bound)
+    for solution, evaluation, upper in seen:
+        pruned = model.lower_bound(data, solution, evaluation, upper)
+        with monkeypatch.context() as every:
+            every.setattr(LADModel, "_promising", _all_candidates)
+            full = model.lower_bound(data, solution, evaluation, upper)
+        assert pruned.value >= full.value - 1e-9 * abs(full.value)
+
+
+def test_a_dominated_candidate_is_dropped_and_incomparable_ones_kept():
+    S = np.array([[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, 2.0, 0.0]])  # p × K cluster sums
+    gram = (S / 1.0) @ S.T
+    y_sum = np.array([1.0, 2.0, 3.0, 4.0])
+    good = np.array([1.0, -1.0, -1.0, 1.0])  # S s = (0, 0), sᵀY = 2
+    worse = np.array([1.0, -1.0, -1.0, 0.5])  # value 0, residual > 0: dominated by good
+    other = np.array([1.0, 1.0, 1.0, 1.0])  # value 10 but a residual: incomparable
+    model = LADModel()
+    kept = model._promising([(good, "a"), (worse, "b"), (other, "c")], S, y_sum, gram)
+    assert [what for _, what in kept] == ["a", "c"]
+    twins = model._promising([(good, "a"), (good.copy(), "b")], S, y_sum, gram)
+    assert [what for _, what in twins] == ["a"]
