@@ -182,12 +182,19 @@ def _compiled() -> _Kernels:
     types = numba.types
     vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
     labels, real, integer = types.Array(types.intp, 1, "C"), types.float64, types.int64
+    counts = types.Array(types.int64, 1, "C")
     signatures = {
         "label_sums": (labels, matrix, integer, integer),
         "chunk_tdot": (matrix, vector, integer),
         "cluster_dual_sums": (matrix, vector, labels, matrix, integer),
         "residual_loss": (matrix, vector, vector, real, real, real, integer, labels, matrix),
-        "residual_bins": (matrix, vector, vector, real, vector, real, real, vector, integer),
+        "residual_bins": (
+            *(matrix, vector, vector, real),  # a, y, coef, intercept
+            *(vector, counts, real, real),  # edges and their search grid
+            *(real, real),  # the band
+            *(vector, counts, real, real),  # above and its search grid
+            integer,  # offset
+        ),
         "abs_column_sums": (matrix, integer),
         "compensated_column_sums": (matrix,),
         "renumbered": (types.Array(types.int32, 1, "C"), integer),
@@ -246,7 +253,8 @@ def cluster_dual_sums(
 class ResidualPass(NamedTuple):
     """What :func:`residual_loss` sums per chunk of rows (float64)."""
 
-    residual: NDArray[np.float64]  # (n,) r_i
+    size: NDArray[np.float64]  # (n,) |r_i|
+    positive: NDArray[np.int8]  # (n,) 1 where r_i > 0, else 0
     loss: NDArray[np.float64]  # (chunks,) Σ ρ(r_i)
     abs_sums: NDArray[np.float64]  # (chunks, p) Σ |a_ij|
     products: NDArray[np.float64]  # (chunks, q, p) Σ u_i a_i per dual, as cluster_dual_sums
@@ -264,8 +272,9 @@ def residual_loss(
     labels: NDArray[np.integer] | None = None,
     duals: NDArray[np.float64] | None = None,
 ) -> ResidualPass:
-    """r_i = (y_i − a_i·coef) − intercept and, per chunk of rows, Σ ρ(r_i) with ρ(r) = c⁺ r
-    for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per column, and for each row of
+    """|r_i| and [r_i > 0] for r_i = (y_i − a_i·coef) − intercept and, per chunk of rows,
+    Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per
+    column, and for each row of
     ``duals`` (q × K, none by default) the sums of :func:`cluster_dual_sums` at u_i =
     duals[d, labels_i] — all in one read of ``a``."""
     if duals is None:  # no dual: the loop never reads a label
@@ -299,19 +308,39 @@ def residual_bins(
 ) -> NDArray[np.int64]:
     """Labels of rows by their residual r_i = (y_i − a_i·coef) − intercept (one read of ``a``):
     r < band[0] → ``searchsorted(edges, r)``; r > band[1] → bins + ``searchsorted(above, r)``
-    (bins = edges.size + 1); otherwise the singleton 2·bins + offset + i."""
+    (bins = edges.size + 1); otherwise the singleton 2·bins + offset + i. A search starts from
+    the count at the residual's cell of a uniform grid over the edges (:func:`_search_guide`)."""
     loop = _compiled().residual_bins
+    edges = np.ascontiguousarray(edges, dtype=np.float64)
+    above = np.ascontiguousarray(above, dtype=np.float64)
     return loop(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
         np.ascontiguousarray(coef, dtype=np.float64),
         float(intercept),
-        np.ascontiguousarray(edges, dtype=np.float64),
+        edges,
+        *_search_guide(edges),
         float(band[0]),
         float(band[1]),
-        np.ascontiguousarray(above, dtype=np.float64),
+        above,
+        *_search_guide(above),
         int(offset),
     )
+
+
+def _search_guide(edges: NDArray[np.float64]) -> tuple[NDArray[np.int64], float, float]:
+    """(counts, origin, scale) for sorted ``edges``: the value v falls in cell ⌊(v − origin) ·
+    scale⌋ (clipped) of 8 cells per edge spanning the edges, and counts[cell] is the number of
+    edges below the cell's left end, a start the search corrects by a comparison or two when
+    the edges are spread like the values (quantiles). Cell 0 for all (scale 0) when the span is
+    empty or not finite: the search then walks from 0, still exact."""
+    cells = 8 * edges.size + 1
+    span = float(edges[-1] - edges[0]) if edges.size else 0.0
+    if not (np.isfinite(span) and span > 0):
+        return np.zeros(1, dtype=np.int64), 0.0, 0.0
+    origin, scale = float(edges[0]), cells / span
+    starts = origin + np.arange(cells) / scale
+    return np.searchsorted(edges, starts).astype(np.int64), origin, scale
 
 
 def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -80,14 +80,44 @@ def cluster_dual_sums(a, y, labels, duals, chunk):
     return products, scalars
 
 
+@numba.njit(inline="always", cache=True)
+def residual(a, y, coef, intercept, i):
+    # r_i = (y_i − a_i·coef) − intercept, the products added in column order
+    fit = 0.0
+    for j in range(a.shape[1]):
+        fit += a[i, j] * coef[j]
+    return (y[i] - fit) - intercept
+
+
+@numba.njit(inline="always", cache=True)
+def residuals4(a, y, coef, intercept, i):
+    # residual() of rows i … i + 3, to the bit: four independent chains of additions instead
+    # of one (the one-row loop waits on each addition; 1.3–1.5× faster measured)
+    f0, f1, f2, f3 = 0.0, 0.0, 0.0, 0.0
+    for j in range(a.shape[1]):
+        cj = coef[j]
+        f0 += a[i, j] * cj
+        f1 += a[i + 1, j] * cj
+        f2 += a[i + 2, j] * cj
+        f3 += a[i + 3, j] * cj
+    return (
+        (y[i] - f0) - intercept,
+        (y[i + 1] - f1) - intercept,
+        (y[i + 2] - f2) - intercept,
+        (y[i + 3] - f3) - intercept,
+    )
+
+
 @_parallel
 def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
-    # per chunk: the residuals, Σ ρ(r), Σ |a_ij| per column, and the dual sums of
-    # dual_chunk while the chunk's rows are in cache (one read of a)
+    # per chunk: |r_i| and [r_i > 0], Σ ρ(r) in row order, Σ|a_ij| (four rows per addition
+    # to the column's sum), and the dual sums of dual_chunk while the chunk's rows are in
+    # cache (one read of a)
     n, p = a.shape
     q = duals.shape[0]
     chunks = (n + chunk - 1) // chunk
-    residual = np.empty(n)
+    size = np.empty(n)
+    positive = np.empty(n, dtype=np.int8)
     loss = np.zeros(chunks)
     abs_sums = np.zeros((chunks, p))
     products = np.zeros((chunks, q, p))
@@ -95,47 +125,91 @@ def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
     for c in prange(chunks):
         start, stop = c * chunk, min(n, (c + 1) * chunk)
         total = 0.0
-        size = abs_sums[c]
-        for i in range(start, stop):
-            fit = 0.0
-            for j in range(p):
-                fit += a[i, j] * coef[j]
-                size[j] += abs(a[i, j])
-            r = (y[i] - fit) - intercept
-            residual[i] = r
-            total += c_plus * r if r > 0 else -c_minus * r
+        column = abs_sums[c]
+        i = start
+        while i < stop:
+            if i + 4 <= stop:
+                rows = 4
+                r4 = residuals4(a, y, coef, intercept, i)
+                for j in range(p):
+                    column[j] += (abs(a[i, j]) + abs(a[i + 1, j])) + (
+                        abs(a[i + 2, j]) + abs(a[i + 3, j])
+                    )
+            else:
+                rows = 1
+                r4 = (residual(a, y, coef, intercept, i), 0.0, 0.0, 0.0)
+                for j in range(p):
+                    column[j] += abs(a[i, j])
+            for k in range(rows):
+                r = r4[k]
+                size[i + k] = abs(r)
+                positive[i + k] = r > 0
+                total += c_plus * r if r > 0 else -c_minus * r
+            i += rows
         loss[c] = total
         if q:
             dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
-    return residual, loss, abs_sums, products, scalars
+    return size, positive, loss, abs_sums, products, scalars
 
 
 @numba.njit(inline="always", cache=True)
-def lower_bound(edges, value):
-    # np.searchsorted(edges, value), side 'left', for sorted edges: the edges below value,
-    # counted without a branch (few edges: the count beats a binary search, measured)
-    count = 0
-    for e in range(edges.size):
-        count += edges[e] < value
+def count_below(edges, guide, origin, scale, value):
+    # #{e: edges[e] < value} (= np.searchsorted(edges, value), side 'left') for sorted edges:
+    # the guide's count at value's cell of a uniform grid, corrected by a comparison or two
+    # (exact whatever the guide's rounding; value NaN: cell 0, then the walk)
+    t = (value - origin) * scale
+    cell = 0
+    if t >= guide.size - 1:
+        cell = guide.size - 1
+    elif t > 0:
+        cell = int(t)
+    count = guide[cell]
+    while count > 0 and edges[count - 1] >= value:
+        count -= 1
+    while count < edges.size and edges[count] < value:
+        count += 1
     return count
 
 
 @_parallel
-def residual_bins(a, y, coef, intercept, edges, low, high, above, offset):
-    n, p = a.shape
+def residual_bins(
+    a,
+    y,
+    coef,
+    intercept,
+    edges,
+    guide,
+    origin,
+    scale,
+    low,
+    high,
+    above,
+    guide_a,
+    origin_a,
+    scale_a,
+    offset,
+):
+    # (guide, origin, scale): count_below's grid for edges, (guide_a, origin_a, scale_a) for
+    # above; rows in fours (residuals4)
+    n = a.shape[0]
     bins = edges.size + 1
     labels = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        fit = 0.0
-        for j in range(p):
-            fit += a[i, j] * coef[j]
-        r = (y[i] - fit) - intercept
-        if r < low:
-            labels[i] = lower_bound(edges, r)
-        elif r > high:
-            labels[i] = bins + lower_bound(above, r)
+    for g in prange((n + 3) // 4):
+        i = 4 * g
+        if i + 4 <= n:
+            rows = 4
+            r4 = residuals4(a, y, coef, intercept, i)
         else:
-            labels[i] = 2 * bins + offset + i
+            rows = n - i
+            r4 = (0.0, 0.0, 0.0, 0.0)
+        for k in range(rows):
+            r = r4[k] if rows == 4 else residual(a, y, coef, intercept, i + k)
+            if r < low:
+                labels[i + k] = count_below(edges, guide, origin, scale, r)
+            elif r > high:
+                labels[i + k] = bins + count_below(above, guide_a, origin_a, scale_a, r)
+            else:
+                labels[i + k] = 2 * bins + offset + i + k
     return labels
 
 

@@ -616,7 +616,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         w = rows.weight
         kernels = compiled.kernels_for(rows.X) if w is None else None
         terms = None
-        if kernels is not None:  # r, the chunk sums of ρ(r) and of |X| (and the duals' terms)
+        if kernels is not None:  # |r|, sign r, chunk sums of ρ(r) and |X| (and the duals' terms)
             found = kernels.residual_loss(
                 rows.X,
                 rows.y,
@@ -631,9 +631,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             column_sums = found.abs_sums.sum(axis=0) * (1 + rows.n * EPS * 2)
             if len(duals):
                 terms = self._chunk_bound_terms(rows, found.products, found.scalars, column_sums)
-            residual = found.residual
-            positive = residual > 0
-            size = np.abs(residual, out=residual)
+            size, regime = found.size, found.positive
             total, added = added_chunk_sums(found.loss[:, None])
             objective = float(total[0])
             loss_sum = (objective + float(added[0])) * (1 + 2 * GAMMA)  # ≥ Σ|ρ(r_i)|
@@ -644,6 +642,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             np.subtract(rows.y, residual, out=residual)
             residual -= solution.intercept
             positive = residual > 0
+            regime = positive.view(np.int8)  # 1 where r_i > 0
             size = np.abs(residual)
             if c_plus == c_minus:  # c·|r| is (±c)·r to the bit
                 loss = size if c_plus == 1.0 else size * c_plus
@@ -672,7 +671,6 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             ) * (1 + (rows.n + 2) * EPS)
             sum_error += 2 * EPS * loss_sum  # the products c·r_i·w_i
         residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
-        regime = positive.view(np.int8)  # 1 where r_i > 0
         finer = None
         if self.split == "band":
             k = min(rows.n - 1, int(self._band_fraction(whole) * rows.n))

@@ -258,7 +258,7 @@ def test_residual_bins_count_the_edges_below(always_compiled):
     """C^0's bins in the compiled read = searchsorted (side 'left') for 0, 1, 2 and 83 edges,
     residuals equal to an edge included (β = 0: the residuals are y exactly)."""
     rng = np.random.default_rng(13)
-    n = 4000
+    n = 4003  # rows in fours, and three
     X = rng.standard_normal((n, 2))
     y = np.round(rng.laplace(size=n), 1)
     for size in (0, 1, 2, 83):
@@ -269,6 +269,81 @@ def test_residual_bins_count_the_edges_below(always_compiled):
         np.testing.assert_array_equal(labels, np.searchsorted(edges, y))
 
 
+# 10 edges on [−3, 5] (a grid of 8 · 10 + 1 cells starting at −3 + c · 8/81): 8 of them one
+# float below a cell's start, where the value's cell rounds up past the edge equal to it
+_EDGES_BELOW_CELL_STARTS = np.array(
+    [-3.0, *np.nextafter(-3.0 + np.arange(21, 50, 4) / (81 / 8.0), -np.inf), 5.0]
+)
+
+
+@pytest.mark.parametrize(
+    "edges",
+    [
+        np.quantile(np.random.default_rng(5).standard_cauchy(5000), np.arange(1, 80) / 80),
+        np.array([-1.0, -1.0, -1.0, 0.0, 0.0, 2.5, 2.5]),  # repeated edges
+        np.array([1e-300, 2e-300, 3e-300]),  # a span whose grid scale overflows
+        np.array([-1e300, -1.0, 0.0, 1e300]),  # a span that does not fit a double
+        np.array([-np.inf, 0.0, np.inf]),
+        np.array([7.0, 7.0]),  # an empty span
+        _EDGES_BELOW_CELL_STARTS,
+    ],
+)
+def test_residual_bins_search_from_the_grid_is_exact(always_compiled, edges):
+    """The search started from the grid's count (residual_bins' fast path) = searchsorted for
+    edges spread unlike the values, repeated, tiny, huge and infinite, on both sides of the
+    band, values on the edges, ±inf and the cells' ends among them."""
+    rng = np.random.default_rng(14)
+    span = edges[np.isfinite(edges)]
+    values = np.concatenate(
+        [
+            rng.choice(edges, 200),
+            np.nextafter(rng.choice(edges, 200), np.inf),
+            np.nextafter(rng.choice(edges, 200), -np.inf),
+            rng.uniform(span.min(initial=-1.0), span.max(initial=1.0), 400)
+            if np.isfinite(span.max(initial=0.0) - span.min(initial=0.0))
+            else rng.standard_normal(400),
+            rng.standard_cauchy(400) * 10.0 ** rng.integers(-300, 300, 400),
+            [-np.inf, np.inf, 0.0, -0.0],
+            np.linspace(span.min(), span.max(), 8 * edges.size + 1),  # the cells' starts
+        ]
+    )
+    values = values[~np.isnan(values)]
+    X = np.zeros((values.size, 1))
+    below = compiled.residual_bins(
+        X, values, np.zeros(1), 0.0, edges, (np.inf, np.inf), np.zeros(0), 0
+    )
+    binned = values < np.inf  # r = +inf lies in the band [inf, inf]: a singleton
+    np.testing.assert_array_equal(below[binned], np.searchsorted(edges, values[binned]))
+    above = compiled.residual_bins(
+        X, values, np.zeros(1), 0.0, np.zeros(0), (-np.inf, -np.inf), edges, 0
+    )
+    binned = values > -np.inf
+    np.testing.assert_array_equal(above[binned], 1 + np.searchsorted(edges, values[binned]))
+
+
+def test_residuals_in_fours_are_the_row_loop_to_the_bit(always_compiled):
+    """residual_loss and residual_bins sum four rows at a time; each r_i is still
+    (y_i − Σ_j x_ij β_j, added in column order) − β₀, as a plain loop over one row gives."""
+    rng = np.random.default_rng(15)
+    n, p = 1031, 5  # chunks of 256 rows: fours, and three rows left
+    X = rng.standard_normal((n, p)) * 10.0 ** rng.integers(-9, 10, p)
+    y = rng.standard_normal(n) * 1e3
+    coef, intercept = rng.standard_normal(p) / 10.0 ** rng.integers(-9, 10, p), 0.37
+    expected = np.empty(n)
+    for i in range(n):
+        fit = 0.0
+        for j in range(p):
+            fit += float(X[i, j]) * float(coef[j])
+        expected[i] = (float(y[i]) - fit) - intercept
+    found = compiled.residual_loss(X, y, coef, intercept, 1.0, 1.0, 256)
+    np.testing.assert_array_equal(found.size, np.abs(expected))
+    np.testing.assert_array_equal(found.positive, expected > 0)
+    band = compiled.residual_bins(X, y, coef, intercept, np.zeros(0), (-np.inf, np.inf), [], 0)
+    np.testing.assert_array_equal(band, 2 + np.arange(n))  # every row inside the band
+    signs = compiled.residual_bins(X, y, coef, intercept, np.zeros(1), (np.inf, np.inf), [], 0)
+    np.testing.assert_array_equal(signs, (expected > 0).astype(np.int64))
+
+
 @pytest.mark.parametrize("costs", [(1.0, 1.0), (0.3, 0.7)])
 def test_compiled_residuals_and_loss_keep_the_evaluation(always_compiled, monkeypatch, costs):
     """LAD / quantile evaluation through the compiled residual pass: the same regimes and band
@@ -277,7 +352,7 @@ def test_compiled_residuals_and_loss_keep_the_evaluation(always_compiled, monkey
     from aidopt.models.lad import LADModel, LADSolution
 
     rng = np.random.default_rng(11)
-    n = 2000
+    n = 2003  # the last chunk's rows in fours, and three
     X = rng.standard_normal((n, 4)) * np.array([1e-9, 1.0, 1e3, 1e9])
     coef = rng.standard_normal(4) / np.array([1e-9, 1.0, 1e3, 1e9])
     y = X @ coef + rng.laplace(size=n)
