@@ -243,7 +243,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
         max_iter=max_iter,
         time_limit=time_limit,
         rate=config["rate"],
-        random_state=0,
+        random_state=config.get("seed", 0),
         hooks=[hook],
     )
     start = time.perf_counter()
@@ -332,6 +332,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="kmeans",
         choices=("one-pass", "kmeans++", "kmeans"),
         help="initial clustering of each group (the model's init option; one per --out)",
+    )
+    parser.add_argument(
+        "--seeds",
+        default="0",
+        help="random states of the initial clustering, e.g. 0-4: every setting runs once per "
+        "seed, and the tables average over splits and seeds",
     )
     parser.add_argument(
         "--fixed",
@@ -431,6 +437,12 @@ def _floors(args: argparse.Namespace) -> list[str]:
 
 
 def _configs(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
+    """Every setting to run on a split (one per seed of ``--seeds``)."""
+    seeds = parse_int_list(args.seeds)
+    return [{**config, "seed": seed} for config in _settings(args, name) for seed in seeds]
+
+
+def _settings(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     floors = _floors(args)
     if args.fixed:
         balance = table8_balance(name)
