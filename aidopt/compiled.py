@@ -38,7 +38,7 @@ import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -60,7 +60,6 @@ __all__ = [
     "for_run",
     "kernels_for",
     "label_sums",
-    "label_sums_with",
     "preload",
     "preload_for_file",
     "renumbered",
@@ -163,7 +162,6 @@ class _Kernels(NamedTuple):
     """The compiled loops, one per wrapper below."""
 
     label_sums: Any
-    label_sums_with: Any
     chunk_tdot: Any
     cluster_dual_sums: Any
     residual_loss: Any
@@ -203,8 +201,6 @@ def _compiled() -> _Kernels:
     }
     for name, signature in signatures.items():
         getattr(loops, name).compile(signature)
-    for v in LABEL_SUMS_VECTORS:
-        loops.label_sums_with.compile((labels, matrix, types.UniTuple(vector, v), integer, integer))
     return _Kernels(**{name: getattr(loops, name) for name in _Kernels._fields})
 
 
@@ -226,32 +222,6 @@ def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> N
     parts = max(1, min(parts, a.shape[0]))
     loop = _compiled().label_sums
     return loop(_checked(labels, k), a, int(k), parts)
-
-
-LABEL_SUMS_VECTORS = range(1, 5)  #: :func:`label_sums_with` takes 1 to 4 vectors
-
-
-def label_sums_with(
-    labels: NDArray[np.integer],
-    a: NDArray[np.float64],
-    vectors: Sequence[NDArray],
-    k: int,
-) -> NDArray[np.float64]:
-    """(k, q + v): :func:`label_sums` of a's q columns, then the sums of each of the v vectors
-    (1 ≤ v ≤ 4; each would cost a ``bincount`` of its own) — one read of the rows."""
-    import numba
-
-    if len(vectors) not in LABEL_SUMS_VECTORS:
-        raise ValueError(f"label_sums_with takes 1 to 4 vectors, got {len(vectors)}")
-    width = a.shape[1] + len(vectors)
-    threads = numba.get_num_threads()
-    parts = threads if threads * k * width * 8 <= _THREAD_TABLE_BYTES else 1
-    parts = max(1, min(parts, a.shape[0]))
-    columns = tuple(np.ascontiguousarray(v, dtype=np.float64) for v in vectors)
-    if any(v.shape != (a.shape[0],) for v in columns):
-        raise ValueError("every vector needs one entry per row of the matrix")
-    loop = _compiled().label_sums_with
-    return loop(_checked(labels, k), a, columns, int(k), parts)
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:

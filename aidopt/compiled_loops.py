@@ -26,26 +26,6 @@ def label_sums(labels, a, k, parts):
 
 
 @_parallel
-def label_sums_with(labels, a, vectors, k, parts):
-    # label_sums of a's q columns, then of each vector of the tuple ``vectors`` (columns q, …)
-    n, q = a.shape
-    v = len(vectors)
-    tables = np.zeros((parts, k, q + v))
-    for t in prange(parts):
-        table = tables[t]
-        for i in range(t * n // parts, (t + 1) * n // parts):
-            c = labels[i]
-            for j in range(q):
-                table[c, j] += a[i, j]
-            for e in range(v):
-                table[c, q + e] += vectors[e][i]
-    total = tables[0]
-    for t in range(1, parts):
-        total += tables[t]
-    return total
-
-
-@_parallel
 def chunk_tdot(a, v, chunk):
     n, p = a.shape
     out = np.zeros(((n + chunk - 1) // chunk, p))

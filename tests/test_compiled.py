@@ -54,27 +54,6 @@ def test_label_sums_add_every_row_once(always_compiled):
     np.testing.assert_array_equal(compiled.label_sums(labels, a, 50), expected)
 
 
-@pytest.mark.parametrize("v", [1, 2, 3, 4])
-def test_label_sums_with_vectors_equal_the_indicator_product(always_compiled, v):
-    """A matrix's cluster sums and v vectors' (ints, bools, floats) in one read = the
-    indicator product of the matrix with the vectors beside it."""
-    rng = np.random.default_rng(v)
-    n, k = 3001, 40
-    a = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
-    vectors = [rng.standard_normal(n) * 1e6, rng.random(n) < 0.3, np.ones(n), np.arange(n)][:v]
-    labels = rng.integers(0, k, n)
-    got = compiled.label_sums_with(labels, a, vectors, k)
-    beside = np.column_stack([a, *(np.asarray(x, dtype=np.float64) for x in vectors)])
-    indicator = label_indicator(labels, k)
-    expected = np.asarray(indicator @ beside)
-    assert got.shape == (k, 3 + v)
-    assert np.all(np.abs(got - expected) <= 1e-13 * np.asarray(indicator @ np.abs(beside)))
-    with pytest.raises(ValueError, match="1 to 4 vectors"):
-        compiled.label_sums_with(labels, a, [np.ones(n)] * 5, k)
-    with pytest.raises(ValueError, match="one entry per row"):
-        compiled.label_sums_with(labels, a, [np.ones(n - 1)], k)
-
-
 @pytest.mark.parametrize("n", [1, 255, 256, 257, 256 * 40 + 3])
 def test_compiled_tdot_keeps_the_certificate_bound(always_compiled, n):
     """Aᵀv with chunk sums from the compiled loop: within the stated bound of the exact value."""
@@ -189,9 +168,8 @@ def test_a_large_run_reaches_the_same_certified_optimum(monkeypatch, engine, nam
 
     model, data = _linear_case(name)
     runs, calls = {}, []
-    for loop in ("label_sums", "label_sums_with"):
-        original = getattr(compiled, loop)
-        monkeypatch.setattr(compiled, loop, lambda *a, f=original: calls.append(1) or f(*a))
+    original = compiled.label_sums
+    monkeypatch.setattr(compiled, "label_sums", lambda *a: calls.append(1) or original(*a))
     monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
     monkeypatch.setattr(partition_module, "_BINCOUNT_ENTRIES", -1)
     for use in (False, True):

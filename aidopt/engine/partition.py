@@ -167,29 +167,19 @@ def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray]
 
 def _cluster_sums(block, _offset, labels, columns):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
-    vectors and matrices side by side): one matrix and its vectors in one compiled read
-    (:func:`aidopt.compiled.label_sums_with`) when the kernels serve, else a vector by
-    ``bincount`` and a matrix by :func:`aidopt.partition.label_sums` (the list is never
-    copied into one matrix)."""
+    vectors and matrices side by side): a vector by ``bincount``, a matrix by
+    :func:`aidopt.partition.label_sums` (the list is never copied into one matrix)."""
     parts = columns(block)
     parts = [parts] if isinstance(parts, np.ndarray) else parts
     matrices = [part for part in parts if np.ndim(part) == 2]
-    kernels = compiled.kernels_for(matrices[0]) if matrices else None
-    present, inverse = _renumbered(labels, kernels)
+    present, inverse = _renumbered(labels, compiled.kernels_for(matrices[0]) if matrices else None)
     k = present.size
-    vectors = [part for part in parts if np.ndim(part) == 1]
-    if kernels is not None and len(matrices) == 1 and len(vectors) in compiled.LABEL_SUMS_VECTORS:
-        table = kernels.label_sums_with(inverse, matrices[0], vectors, k)
-        q = matrices[0].shape[1]
-        at = iter(range(q, q + len(vectors)))  # the vectors' columns, in the parts' order
-        sums = [table[:, :q] if np.ndim(part) == 2 else table[:, [next(at)]] for part in parts]
-    else:
-        sums = [
-            np.bincount(inverse, weights=part, minlength=k)[:, None]
-            if np.ndim(part) == 1
-            else label_sums(inverse, part, k)
-            for part in parts
-        ]
+    sums = [
+        np.bincount(inverse, weights=part, minlength=k)[:, None]
+        if np.ndim(part) == 1
+        else label_sums(inverse, part, k)
+        for part in parts
+    ]
     return (), (present, np.hstack(sums))
 
 
