@@ -61,10 +61,20 @@ def dual_chunk(a, y, labels, duals, start, stop, products, scalars):
         scalars[d, 3] = u_abs
         scalars[d, 4] = u_max
         row = products[d]
-        for i in range(start, stop):
+        i = start
+        while i + 4 <= stop:  # four rows per store (each term ≤ 3 + ⌈chunk/4⌉ roundings)
+            u0 = duals[d, labels[i]]
+            u1 = duals[d, labels[i + 1]]
+            u2 = duals[d, labels[i + 2]]
+            u3 = duals[d, labels[i + 3]]
+            for j in range(p):
+                row[j] += (u0 * a[i, j] + u1 * a[i + 1, j]) + (u2 * a[i + 2, j] + u3 * a[i + 3, j])
+            i += 4
+        while i < stop:
             ui = duals[d, labels[i]]
             for j in range(p):
                 row[j] += ui * a[i, j]
+            i += 1
 
 
 @_parallel

@@ -196,7 +196,7 @@ def test_cluster_bound_terms_in_one_read_keep_their_bounds(always_compiled, inte
     from aidopt.models.lad import LADModel
 
     rng = np.random.default_rng(7)
-    n, k = 1500, 40
+    n, k = 1503, 40  # the last chunk: rows in fours, and three
     X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
     y = rng.standard_normal(n) * 1e3
     data = RegressionData(X, y, ["a", "b", "c"])
@@ -228,7 +228,7 @@ def test_evaluation_and_terms_in_one_read_equal_the_two_reads(always_compiled, i
     from aidopt.models.lad import LADModel, LADSolution
 
     rng = np.random.default_rng(12)
-    n, k = 1700, 30
+    n, k = 1703, 30  # the last chunk: rows in fours, and three
     X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
     coef = rng.standard_normal(3) / np.array([1e-9, 1.0, 1e9])
     y = X @ coef + rng.laplace(size=n)
