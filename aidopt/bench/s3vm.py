@@ -361,7 +361,9 @@ def run(args: argparse.Namespace) -> int:
     _floors(args)  # fail early on a bad --floors
     sets = parse_choice_list(args.sets.lower(), SETS, "set")
     solvers = parse_choice_list(args.solvers, SOLVERS, "solver")
-    rows = []
+    path = args.out / "s3vm_runs.csv"
+    earlier = pd.read_csv(path) if args.append and path.is_file() else None
+    rows: list[dict[str, Any]] = []
     for name in sets:
         sizes = (
             parse_int_list(args.labeled)
@@ -411,11 +413,9 @@ def run(args: argparse.Namespace) -> int:
                         {"set": name, "labeled": labeled, "split": split, "solver": solver, **row}
                         for row in got
                     )
-    runs = pd.DataFrame(rows)
-    runs = runs.reindex(columns=list(dict.fromkeys([*RUN_COLUMNS, *runs.columns])))
-    path = args.out / "s3vm_runs.csv"
-    if args.append and path.is_file():
-        runs = pd.concat([pd.read_csv(path), runs], ignore_index=True)
+                    runs = _runs_table(rows, earlier)
+                    write_outputs(runs, args.out, "s3vm_runs")  # an interrupted run keeps these
+    runs = _runs_table(rows, earlier)
     write_outputs(runs, args.out, "s3vm_runs")
     text = summary_markdown(runs)
     (args.out / "s3vm_summary.md").write_text(text)
@@ -423,6 +423,13 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     print(f"wrote {args.out}/s3vm_runs.csv, s3vm_summary.md and s3vm_rates.png", file=sys.stderr)
     return 0
+
+
+def _runs_table(rows: list[dict[str, Any]], earlier: pd.DataFrame | None) -> pd.DataFrame:
+    """The runs so far (after the ``--append``-ed earlier ones), RUN_COLUMNS first."""
+    runs = pd.DataFrame(rows)
+    runs = runs.reindex(columns=list(dict.fromkeys([*RUN_COLUMNS, *runs.columns])))
+    return runs if earlier is None else pd.concat([earlier, runs], ignore_index=True)
 
 
 def _default_sizes(name: str, sizes: tuple[int, ...]) -> list[int]:
