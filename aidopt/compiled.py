@@ -251,7 +251,7 @@ def cluster_dual_sums(
 
 
 class ResidualPass(NamedTuple):
-    """What :func:`residual_loss` sums per chunk of rows (float64)."""
+    """What :func:`residual_loss` gives per row and sums per chunk of rows."""
 
     size: NDArray[np.float64]  # (n,) |r_i|
     positive: NDArray[np.int8]  # (n,) 1 where r_i > 0, else 0
@@ -274,9 +274,8 @@ def residual_loss(
 ) -> ResidualPass:
     """|r_i| and [r_i > 0] for r_i = (y_i − a_i·coef) − intercept and, per chunk of rows,
     Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per
-    column, and for each row of
-    ``duals`` (q × K, none by default) the sums of :func:`cluster_dual_sums` at u_i =
-    duals[d, labels_i] — all in one read of ``a``."""
+    column, and for each row of ``duals`` (q × K, none by default) the sums of
+    :func:`cluster_dual_sums` at u_i = duals[d, labels_i] — all in one read of ``a``."""
     if duals is None:  # no dual: the loop never reads a label
         duals, labels = np.zeros((0, 1)), np.zeros(0, dtype=np.intp)
     assert labels is not None
