@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,7 +48,7 @@ from aidopt.log import format_record, iteration_header, logger, verbosity
 from aidopt.options import Option, parse_seed, validate
 from aidopt.partition import Partition
 from aidopt.registry import get_solver
-from aidopt.result import AIDResult, AIDStatus, IterationRecord
+from aidopt.result import START_COLUMNS, AIDResult, AIDStatus, IterationRecord
 from aidopt.routes import Route, resolve_route
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.threads import single_thread_blas
@@ -91,6 +91,14 @@ RUN_OPTIONS: tuple[Option, ...] = (
         allow_none=True,
         flag="--seed",
         parse=parse_seed,
+    ),
+    Option(
+        "n_init",
+        1,
+        "AID runs from initial clusterings seeded random_state, random_state + 1, ...; the "
+        "lowest objective is returned (as k-means' n_init; for the non-convex S3VM models)",
+        kind=int,
+        low=1,
     ),
     Option(
         "interface",
@@ -232,6 +240,10 @@ class AIDSolver:
         time limit holds inside inner solves and sample fits too.
     rate : initial aggregation rate r^0 (None = the model's default, the paper's choice).
     random_state : seed of the initial clustering.
+    n_init : number of AID runs, start i from the initial clustering seeded ``random_state + i``;
+        the run with the lowest objective is returned unchanged (its own bounds and status),
+        every start in ``result.starts``. For non-convex models (S3VM), whose AID answer
+        depends on C^0; a convex model's first certified start ends the loop.
     interface : 'auto' (matrix form when the model and solver have one), 'matrix' or 'pyomo'.
     solver_options : passed to the solver verbatim.
     verbose : 0/False quiet; 1/True log the iteration table to stderr for the duration of the
@@ -249,6 +261,7 @@ class AIDSolver:
         time_limit: float | None = None,
         rate: float | None = None,
         random_state: int | None = 0,
+        n_init: int = 1,
         interface: str = "auto",
         solver_options: dict[str, Any] | None = None,
         verbose: int | bool = False,
@@ -261,6 +274,7 @@ class AIDSolver:
         self.time_limit = time_limit
         self.rate = rate
         self.random_state = random_state
+        self.n_init = n_init
         self.interface = interface
         self.solver_options = solver_options
         self.verbose = verbose
@@ -277,13 +291,16 @@ class AIDSolver:
             return on.solve(data)
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             with single_thread_blas(), compiled.for_run(compiled.dense_entries(data)):
+                if self.n_init > 1:
+                    return self._best_start(data)
                 return self._run(data, full=False)  # passes: matrix–vector work, compiled loops
 
     def solve_full(self, data: Any) -> AIDResult:
         """Solve the original (non-aggregated) model through the same path: the reference.
 
         The full model is the aggregated model on singleton clusters, so the same declaration,
-        the same solver adapter, the same evaluation and the same certificate are used.
+        the same solver adapter, the same evaluation and the same certificate are used
+        (``n_init`` does not apply: there is no initial clustering).
         """
         if isinstance(data, Blocks):
             raise InvalidParameterError(
@@ -347,6 +364,64 @@ class AIDSolver:
             )
         for hook in self.hooks:
             hook.on_finish(result)
+        return result
+
+    def _best_start(self, data: Any) -> AIDResult:
+        """The lowest-objective of ``n_init`` runs, start i seeded ``random_state + i``.
+
+        Each start is a complete run with its own bounds; the chosen one is returned as it is
+        (objective, lower bound, gap, certificate), so nothing is claimed across starts. A
+        certified start ends the loop (no start can beat a proven optimum); the time limit is
+        shared, and a start it cuts makes an uncertified answer ``time_limit``.
+        """
+        self._check_params()
+        began = time.perf_counter()
+        results: list[AIDResult] = []
+        stop = ""
+        for i in range(self.n_init):
+            start = copy.copy(self)
+            start.n_init = 1
+            start.random_state = None if self.random_state is None else self.random_state + i
+            logger.info("start %d of %d (random_state %s)", i + 1, self.n_init, start.random_state)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    result = start._run(data, full=False)
+            except TimeLimitError as exc:
+                if not results:
+                    raise
+                stop = (
+                    f"the time limit stopped random_state {start.random_state} unanswered ({exc})"
+                )
+                break
+            results.append(result)
+            if result.status is AIDStatus.TIME_LIMIT:
+                stop = f"the time limit stopped random_state {start.random_state}"
+                break
+            if result.certified:
+                stop = "a certified start ends the loop" if i + 1 < self.n_init else ""
+                break
+        chosen = min(range(len(results)), key=lambda i: results[i].objective)
+        best = results[chosen]
+        status, seed = best.status, best.params["random_state"]
+        message = f"{best.message} [random_state {seed}, best of {len(results)} starts"
+        message += f" (n_init={self.n_init}); {stop}]" if stop else f" (n_init={self.n_init})]"
+        if stop.startswith("the time limit") and status in _UNCERTIFIED:
+            status = AIDStatus.TIME_LIMIT
+        result = replace(
+            best,
+            status=status,
+            message=message,
+            seconds=time.perf_counter() - began,
+            params={**best.params, "n_init": self.n_init, "start": chosen},
+            starts=tuple(_start_row(i, r) for i, r in enumerate(results)),
+        )
+        if status in _UNCERTIFIED:
+            warnings.warn(
+                f"AID stopped before certifying optimality: {message}.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return result
 
     def _iterate(self, run: _Run) -> None:
@@ -652,6 +727,14 @@ class AIDSolver:
             "-" if result.lower_bound is None else f"{result.lower_bound:.10g}",
             "-" if result.gap is None else f"{result.gap:.3g}",
         )
+
+
+def _start_row(index: int, result: AIDResult) -> dict[str, Any]:
+    """One start of :meth:`AIDSolver._best_start`, a row of ``AIDResult.starts``
+    (:data:`aidopt.result.START_COLUMNS`)."""
+    seed, status = result.params["random_state"], result.status.value
+    values = (index, seed, status, result.objective, result.lower_bound, result.gap)
+    return dict(zip(START_COLUMNS, (*values, result.iterations, result.seconds), strict=True))
 
 
 def solve(model: AggregatedModel, data: Any, *, full: bool = False, **options: Any) -> AIDResult:

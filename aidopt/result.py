@@ -13,7 +13,7 @@ from aidopt.partition import Partition
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["HISTORY_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
+__all__ = ["HISTORY_COLUMNS", "START_COLUMNS", "AIDResult", "AIDStatus", "IterationRecord"]
 
 
 class AIDStatus(StrEnum):
@@ -51,6 +51,18 @@ HISTORY_COLUMNS = (
     "iteration_bound",
 )
 
+#: one row per start of a run with ``n_init > 1`` (``AIDResult.starts``)
+START_COLUMNS = (
+    "start",
+    "random_state",
+    "status",
+    "objective",
+    "lower_bound",
+    "gap",
+    "iterations",
+    "seconds",
+)
+
 
 @dataclass(frozen=True)
 class IterationRecord:
@@ -82,7 +94,8 @@ class AIDResult:
 
     ``certificate`` holds the proven bounds on the original
     optimum and the dual point that proves the lower one (re-checkable by ``aidopt verify``);
-    ``timing`` the seconds spent per phase.
+    ``timing`` the seconds spent per phase; ``starts`` the runs of ``n_init > 1`` (this result
+    is the lowest-objective one's).
     """
 
     model: str
@@ -105,11 +118,19 @@ class AIDResult:
     certificate: Certificate | None = None
     timing: dict[str, float] = field(default_factory=dict)
     target: str | None = None
+    starts: tuple[dict[str, Any], ...] = ()
 
     @property
     def certified(self) -> bool:
         """True when optimality is certified by the optimality condition (all clusters pure)."""
         return self.status is AIDStatus.OPTIMAL
+
+    @property
+    def starts_table(self) -> pd.DataFrame:
+        """The runs of ``n_init > 1``, one row per start (empty for a single run)."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self.starts), columns=list(START_COLUMNS))
 
     @property
     def history(self) -> pd.DataFrame:
@@ -139,4 +160,5 @@ class AIDResult:
             "timing": self.timing,
             "solution": self.solution_dict,
             "history": [{k: plain(v) for k, v in asdict(r).items()} for r in self.records],
+            "starts": [{k: plain(v) for k, v in row.items()} for row in self.starts],
         }

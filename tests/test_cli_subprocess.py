@@ -54,6 +54,7 @@ JSON_RUNS: dict[str, tuple[list[str], str]] = {
     "pu-default": (SOLVE_PU, "pu"),
     "pu-highs": ([*SOLVE_PU, "--solver", "highs"], "pu"),
     "s3vm-default": (SOLVE_S3VM, "s3vm"),
+    "s3vm-n-init": ([*SOLVE_S3VM, "--n-init", "3", "--max-iter", "1"], "s3vm"),
     "cuts3vm": (["solve", "cuts3vm", "--data", S3VM, "--target", "label"], "cuts3vm"),
 }
 if HAS_GUROBI:
@@ -73,6 +74,10 @@ ERROR_RUNS: dict[str, tuple[list[str], str]] = {
     "seed-svm": ([*SOLVE_SVM, "--seed", "-1"], "invalid seed '-1'"),
     "seed-s3vm": ([*SOLVE_S3VM, "--seed", "-1"], "invalid seed '-1'"),
     "seed-pu": ([*SOLVE_PU, "--seed", "-1"], "invalid seed '-1'"),
+    "n-init-zero": (
+        [*SOLVE_S3VM, "--n-init", "0"],
+        "The 'n_init' parameter of AIDSolver must be an int in the range [1, inf]",
+    ),
     "plot-no-dir": ([*SOLVE_LAD, "--plot", "/no/such/dir/x.png"], "does not exist"),
     "plot-txt": ([*SOLVE_LAD, "--plot", "{tmp}/x.txt"], "unsupported file type ('.txt')"),
     "generate-no-dir": (
@@ -135,6 +140,15 @@ def test_json_run_prints_exactly_one_json_object(runs, name):
     assert isinstance(payload, dict) and "status" in payload
     assert payload["model"] == JSON_RUNS[name][1]
     assert "Traceback" not in proc.stderr
+
+
+def test_n_init_json_lists_every_start_and_returns_the_best(runs):
+    payload = json.loads(runs["s3vm-n-init"][0].stdout)
+    starts = payload["starts"]
+    assert [s["random_state"] for s in starts] == [0, 1, 2]
+    assert payload["objective"] == min(s["objective"] for s in starts)
+    assert payload["params"]["n_init"] == 3
+    assert starts[payload["params"]["start"]]["objective"] == payload["objective"]
 
 
 def test_highs_banner_and_log_go_to_stderr(runs):

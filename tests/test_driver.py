@@ -164,6 +164,23 @@ def test_gap_stop_and_limits(data):
     assert timed.status is AIDStatus.TIME_LIMIT and timed.iterations == 1
 
 
+def test_n_init_stops_at_a_certified_start_and_shares_the_time_limit(data):
+    """A convex model's first start is certified: the other starts are not run. A start cut by
+    the time limit ends the loop and makes the answer ``time_limit``."""
+    result = AIDSolver(MedianModel(), solver="exact", tol=0.0, n_init=3).solve(data)
+    single = AIDSolver(MedianModel(), solver="exact", tol=0.0).solve(data)
+    assert result.status is AIDStatus.OPTIMAL and result.objective == single.objective
+    assert list(result.starts_table["random_state"]) == [0]
+    assert "a certified start ends the loop" in result.message
+    assert result.params["n_init"] == 3 and result.params["start"] == 0
+    with pytest.warns(ConvergenceWarning, match="the time limit stopped random_state 0"):
+        timed = AIDSolver(MedianModel(), solver="exact", tol=0.0, n_init=3, time_limit=1e-6).solve(
+            data
+        )
+    assert timed.status is AIDStatus.TIME_LIMIT and len(timed.starts) == 1
+    assert single.starts == () and single.starts_table.empty
+
+
 def test_licence_limit_after_first_iteration_is_a_status(data):
     exc = SolverLicenseError("size-limited licence")
     model = MedianModel(script={3: exc})
@@ -234,6 +251,8 @@ def test_parameter_and_solver_errors(data):
         AIDSolver(MedianModel(), solver="exact", tol=-1).solve(data)
     with pytest.raises(InvalidParameterError, match="'max_iter'"):
         AIDSolver(MedianModel(), solver="exact", max_iter=0).solve(data)
+    with pytest.raises(InvalidParameterError, match="'n_init' parameter of AIDSolver"):
+        AIDSolver(MedianModel(), solver="exact", n_init=0).solve(data)
     with pytest.raises(InvalidParameterError, match="'interface'"):
         AIDSolver(MedianModel(), solver="exact", interface="fast").solve(data)
     with pytest.raises(SolverUnavailableError, match="no_such_solver"):

@@ -90,6 +90,26 @@ def brute_force(X, y, M_l, M_u, balance, omega=None):
     return best
 
 
+def test_n_init_returns_the_lowest_objective_start_unchanged():
+    """(12) is non-convex, so AID1's answer depends on C^0: n_init = 4 returns the single run
+    (random_state 0..3) of lowest objective, bit for bit, and lists all four."""
+    X, y = make_data(4, n_l=8, n_u=40, m=3)
+    data = S3VMData.from_arrays(X, y)
+    options = {"solver": "bnb", "rate": 0.1, "max_iter": 1}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        singles = [AIDSolver(S3VMModel(), random_state=s, **options).solve(data) for s in range(4)]
+        best = AIDSolver(S3VMModel(), n_init=4, **options).solve(data)
+    objectives = [r.objective for r in singles]
+    assert len(set(objectives)) > 1  # the starts differ, or the test proves nothing
+    chosen = int(np.argmin(objectives))
+    assert best.objective == objectives[chosen] and best.params["start"] == chosen
+    assert best.solution_dict["w"] == singles[chosen].solution_dict["w"]
+    assert best.params["random_state"] == chosen and best.status is singles[chosen].status
+    assert list(best.starts_table["objective"]) == objectives
+    assert f"random_state {chosen}, best of 4 starts (n_init=4)" in best.message
+
+
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize(("seed", "balance"), [(0, "constraint"), (1, "cost"), (2, None)])
 def test_certified_aid_equals_brute_force(solver, seed, balance):
@@ -523,6 +543,13 @@ def test_bench_seeds_change_the_initial_clustering_only():
     objective = [row["objective"] for row in rows]
     assert objective[0] == objective[2] and objective[1] == objective[3]
     assert objective[0] != objective[1]
+    args = parser.parse_args(["--fixed", "--seeds", "0", "--n-init", "2"])
+    (both,) = _configs(args, "bci")
+    assert both["n_init"] == 2
+    (row,) = run_group("bci", 10, 0, "highs-oa", [both], max_iter=1, time_limit=60.0, M_l=5.0)[
+        "rows"
+    ]
+    assert row["objective"] == min(objective[:2])  # AID1 of the better start, not the last one
 
 
 @pytest.mark.skipif(
