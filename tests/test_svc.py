@@ -418,6 +418,24 @@ def test_bench_svc_tables_writes_runs_and_the_paper_beside(tmp_path):
     assert "paper:" in (tmp_path / "svc_tables.md").read_text() and "nmi" in out.stdout
 
 
+def test_wins_count_the_nmi_oracle_cell_and_each_metrics_best_cell():
+    """Iris, paper's best BSGD: NMI 0.76, Rand 0.84. Cell A wins NMI only, cell B Rand only: the
+    NMI-oracle cell (A) reaches NMI, not Rand; each metric's best cell reaches both."""
+    from aidopt.bench.svc import tables_markdown
+
+    cells = pd.DataFrame(
+        {"set": "iris", "n": 150, "method": "aid", "gamma": [0.5, 2.0], "C": 1.0,
+         "nmi": [0.80, 0.70], "rand": [0.70, 0.90]}
+    )  # fmt: skip
+    for column in ("purity", "purity_class_normalised", "compactness", "davies_bouldin"):
+        cells[column] = 0.5
+    cells = cells.assign(n_clusters=3, training_time=0.1, clustering_time=0.1)
+    text = tables_markdown(cells)
+    assert "- nmi, the NMI-oracle cell: 1 of 1 sets (iris)" in text
+    assert "- rand, the NMI-oracle cell: 0 of 1 sets ()" in text
+    assert "- rand, each metric's best cell: 1 of 1 sets (iris)" in text
+
+
 def test_merge_collapses_many_coincident_equilibria_without_all_pairs():
     """Mean shift sends most strip rows to a few points (10^5 rows at N = 10^6): all pairs among
     them would be 10^10; the grid cells make them one first."""

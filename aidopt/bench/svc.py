@@ -207,23 +207,23 @@ def tables_markdown(runs: pd.DataFrame) -> str:
             ref = " / ".join(f"{v:g}" for v in paper) if paper else "–"
             lines.append(f"| {name} | " + " | ".join(shown) + f" | {ref} |")
         blocks.append("\n".join(lines))
-    blocks.append(_wins(ours))
+    cell_means = runs.groupby(["set", "method", "gamma", "C"], as_index=False)[["nmi", "rand"]]
+    blocks.append(_wins(ours, cell_means.mean()))
     return "\n\n".join(blocks) + "\n"
 
 
-def _wins(ours: pd.DataFrame) -> str:
-    """Sets where our best BSGD/AID column reaches the paper's best BSGD column (NMI, Rand)."""
+def _wins(ours: pd.DataFrame, cell_means: pd.DataFrame) -> str:
+    """Sets where our best column reaches the paper's best BSGD column (NMI, Rand; the paper
+    prints two decimals), at the NMI-oracle cell and at each metric's own best cell (the
+    paper's Tables 2–8 are one per metric, so each may come from its own cell)."""
     from aidopt.bench.svc_paper import PAPER
 
     lines = ["### reaching the paper's best BSGD column (oracle cells)", ""]
-    for metric in ("nmi", "rand"):
-        hits, total = [], 0
-        for name, group in ours.groupby("set"):
-            best_paper = max(PAPER[metric][name][3:])
-            total += 1
-            if group[metric].max() >= best_paper - 0.005:
-                hits.append(name)
-        lines.append(f"- {metric}: {len(hits)} of {total} sets ({', '.join(hits)})")
+    for rule, table in (("the NMI-oracle cell", ours), ("each metric's best cell", cell_means)):
+        for metric in ("nmi", "rand"):
+            best = table.groupby("set")[metric].max()
+            hits = [s for s, v in best.items() if v >= max(PAPER[metric][s][3:]) - 0.005]
+            lines.append(f"- {metric}, {rule}: {len(hits)} of {len(best)} sets ({', '.join(hits)})")
     return "\n".join(lines)
 
 
