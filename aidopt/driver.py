@@ -382,6 +382,10 @@ class AIDSolver:
             start = copy.copy(self)
             start.n_init = 1
             start.random_state = None if self.random_state is None else self.random_state + i
+            left = remaining()
+            if i and left is not None and left <= 0.0:  # the first start runs as a single run
+                stop = f"the time limit stopped random_state {start.random_state} from starting"
+                break
             logger.info("start %d of %d (random_state %s)", i + 1, self.n_init, start.random_state)
             try:
                 with warnings.catch_warnings():

@@ -5,6 +5,7 @@ min_c Σ_k |C_k| |ȳ_k − c|, solved exactly by a weighted median of the centro
 """
 
 import logging
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,6 +179,15 @@ def test_n_init_stops_at_a_certified_start_and_shares_the_time_limit(data):
             data
         )
     assert timed.status is AIDStatus.TIME_LIMIT and len(timed.starts) == 1
+
+    class SlowFinish(Hook):
+        def on_finish(self, result):
+            time.sleep(0.3)  # start 1 ends after the deadline: start 2 is cut
+
+    options = {"solver": "exact", "tol": 0.0, "max_iter": 1, "n_init": 3, "time_limit": 0.2}
+    with pytest.warns(ConvergenceWarning, match="the time limit stopped random_state 1"):
+        cut = AIDSolver(MedianModel(), hooks=[SlowFinish()], **options).solve(data)
+    assert cut.status is AIDStatus.TIME_LIMIT and cut.params["start"] in (0, 1)
     assert single.starts == () and single.starts_table.empty
 
 
