@@ -323,6 +323,11 @@ def test_s3vc_is_the_s3vm_model_and_without_unlabeled_rows_the_svm():
         direct = AIDSolver(S3VMModel(), max_iter=3).solve(S3VMData.from_arrays(X, y))
     assert est.result_.objective == pytest.approx(direct.objective, rel=1e-9)
     assert est.labels_.shape == (len(y),) and set(est.labels_) <= set(est.classes_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        starts = AIDS3VC(max_iter=1, n_init=3).fit(X, np.where(labeled, y, -1)).result_
+    assert len(starts.starts) == 3  # n_init reaches the driver through the estimator
+    assert starts.objective == min(row["objective"] for row in starts.starts)
     supervised = AIDS3VC(M_l=2.0).fit(X[labeled], y[labeled])
     svc = AIDSVC(M=2.0).fit(X[labeled], y[labeled])
     assert supervised.status_ == svc.status_ and svc.status_ in ("optimal", "gap")
