@@ -661,6 +661,7 @@ class AIDSolver:
             "time_limit": self.time_limit,
             "rate": records[0].rate if records else None,
             "random_state": self.random_state,
+            "n_init": self.n_init,
         }
         return AIDResult(
             model=self.model.name,
