@@ -655,11 +655,14 @@ def test_bench_scale_end_to_end(tmp_path):
         assert runs.loc[method, "status"] == "optimal", method
         assert abs(runs.loc[method, "delta"]) <= 1e-12
     assert runs.loc["numpy-blocks", "passes"] >= 4  # sample, initial labels, aggregate, evaluate
+    assert runs.loc["numpy-blocks", "passes"] == runs.loc["dask", "passes"]  # not the X @ b ones
     assert runs.loc["dask", "workers_peak_mb"] > 0
     # the driver and its worker together, sampled: more than the worker alone holds at its end
     assert runs.loc["dask", "together_peak_mb"] > 0.8 * runs.loc["dask", "workers_peak_mb"]
     assert runs.loc["xb", "xb_seconds"] > 0
     assert runs.loc["dask", "pass_vs_xb"] > 0
+    assert runs.loc["numpy-blocks", "xb_same_run_seconds"] > 0
+    assert runs.loc["numpy-blocks", "pass_vs_xb_same_run"] > 0
     assert (tmp_path / "out" / "scale_seconds.png").stat().st_size > 0
     assert "| 3,000 | dask | optimal |" in done.stdout
 
