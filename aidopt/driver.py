@@ -372,7 +372,8 @@ class AIDSolver:
         Each start is a complete run with its own bounds; the chosen one is returned as it is
         (objective, lower bound, gap, certificate), so nothing is claimed across starts. A
         certified start ends the loop (no start can beat a proven optimum); the time limit is
-        shared, and a start it cuts makes an uncertified answer ``time_limit``.
+        shared, and a start it cuts makes an uncertified answer ``time_limit`` (a later start
+        the solver refuses or fails on: ``solver_limit``), the earlier starts kept.
         """
         self._check_params()
         began = time.perf_counter()
@@ -391,12 +392,11 @@ class AIDSolver:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     result = start._run(data, full=False)
-            except TimeLimitError as exc:
-                if not results:
+            except (TimeLimitError, SolverLicenseError, SolverError) as exc:
+                if not results:  # nothing to return: as a single run would
                     raise
-                stop = (
-                    f"the time limit stopped random_state {start.random_state} unanswered ({exc})"
-                )
+                limit = "time" if isinstance(exc, TimeLimitError) else "solver"
+                stop = f"the {limit} limit stopped random_state {start.random_state} ({exc})"
                 break
             results.append(result)
             if result.status is AIDStatus.TIME_LIMIT:
@@ -412,6 +412,8 @@ class AIDSolver:
         message += f" (n_init={self.n_init}); {stop}]" if stop else f" (n_init={self.n_init})]"
         if stop.startswith("the time limit") and status in _UNCERTIFIED:
             status = AIDStatus.TIME_LIMIT
+        elif stop.startswith("the solver limit") and status in _UNCERTIFIED:
+            status = AIDStatus.SOLVER_LIMIT
         result = replace(
             best,
             status=status,

@@ -188,6 +188,12 @@ def test_n_init_stops_at_a_certified_start_and_shares_the_time_limit(data):
     with pytest.warns(ConvergenceWarning, match="the time limit stopped random_state 1"):
         cut = AIDSolver(MedianModel(), hooks=[SlowFinish()], **options).solve(data)
     assert cut.status is AIDStatus.TIME_LIMIT and cut.params["start"] in (0, 1)
+    # the solver refuses start 2's first problem (the 2nd solve): start 1 is kept, solver_limit
+    refusing = MedianModel(script={2: SolverLicenseError("size-limited licence")})
+    options = {"solver": "exact", "tol": 0.0, "max_iter": 1, "n_init": 3}
+    with pytest.warns(ConvergenceWarning, match="the solver limit stopped random_state 1"):
+        refused = AIDSolver(refusing, **options).solve(data)
+    assert refused.status is AIDStatus.SOLVER_LIMIT and len(refused.starts) == 1
     assert single.starts == () and single.starts_table.empty
 
 
