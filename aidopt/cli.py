@@ -341,8 +341,16 @@ def _result_text(result: AIDResult) -> str:
         f"iterations  {result.iterations}   final rate {100 * result.final_rate:.3f}%",
         f"n, m        {result.n}, {result.m}",
         f"seconds     {result.seconds:.3f}",
-        "solution:",
     ]
+    if result.starts:  # n_init > 1: one line per start, the chosen one marked
+        lines.append("starts:")
+        chosen = result.params.get("start")
+        lines.extend(
+            f"  {'*' if row['start'] == chosen else ' '} random_state {row['random_state']!s:<6}"
+            f" {row['status']:<16} objective {row['objective']:.10g}"
+            for row in result.starts
+        )
+    lines.append("solution:")
     for key, value in result.solution_dict.items():
         if isinstance(value, dict):
             lines.append(f"  {key}:")

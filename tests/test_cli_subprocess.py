@@ -64,6 +64,7 @@ if HAS_GUROBI:
 #: name → argv of runs whose readable output is checked
 TEXT_RUNS: dict[str, list[str]] = {
     "lad-highs-text": [*SOLVE_LAD, "--solver", "highs"],
+    "s3vm-n-init-text": [*SOLVE_S3VM, "--n-init", "3", "--max-iter", "1"],
     "solvers": ["solvers"],
     "version": ["--version"],
 }
@@ -149,6 +150,17 @@ def test_n_init_json_lists_every_start_and_returns_the_best(runs):
     assert payload["objective"] == min(s["objective"] for s in starts)
     assert payload["params"]["n_init"] == 3
     assert starts[payload["params"]["start"]]["objective"] == payload["objective"]
+
+
+def test_n_init_text_lists_the_starts_and_marks_the_chosen_one(runs):
+    proc, _ = runs["s3vm-n-init-text"]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    starts = lines[lines.index("starts:") + 1 : lines.index("solution:")]
+    assert len(starts) == 3 and sum(line.startswith("  *") for line in starts) == 1
+    marked = next(line for line in starts if line.startswith("  *"))
+    objective = float(next(line for line in lines if line.startswith("objective")).split()[1])
+    assert float(marked.split()[-1]) == pytest.approx(objective, rel=1e-9)
 
 
 def test_highs_banner_and_log_go_to_stderr(runs):
