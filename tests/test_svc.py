@@ -418,6 +418,20 @@ def test_bench_svc_tables_writes_runs_and_the_paper_beside(tmp_path):
     assert "paper:" in (tmp_path / "svc_tables.md").read_text() and "nmi" in out.stdout
 
 
+@needs_shapes
+def test_bench_svc_tables_methods_and_strip_fraction(tmp_path):
+    """--methods runs only the named methods; --strip-fraction reaches Algorithm 3 (1: every
+    row in the strip, so AID's labelling takes every row's equilibrium) and is recorded."""
+    argv = [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--sets", "iris", "--gammas", "2",
+            "--Cs", "8", "--out", str(tmp_path)]  # fmt: skip
+    subprocess.run([*argv, "--methods", "aid,libsvm", "--strip-fraction", "1"], check=True,
+                   capture_output=True, text=True)  # fmt: skip
+    runs = pd.read_csv(tmp_path / "svc_tables_runs.csv")
+    assert sorted(runs["method"]) == ["aid", "libsvm"] and (runs["strip_fraction"] == 1).all()
+    wrong = subprocess.run([*argv, "--methods", "aid,kmeans"], capture_output=True, text=True)
+    assert wrong.returncode != 0 and "unknown method(s): kmeans" in wrong.stderr
+
+
 def test_wins_count_the_nmi_oracle_cell_and_each_metrics_best_cell():
     """Iris, paper's best BSGD: NMI 0.76, Rand 0.84. Cell A wins NMI only, cell B Rand only: the
     NMI-oracle cell (A) reaches NMI, not Rand; each metric's best cell reaches both."""

@@ -36,6 +36,7 @@ import pandas as pd
 
 from aidopt.bench.common import (
     frame_markdown,
+    parse_choice_list,
     parse_float_list,
     parse_int_list,
     run_isolated,
@@ -73,6 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-epochs", type=float, default=5.0, help="the robust stopping rule")
     parser.add_argument("--graph-max", type=int, default=400, help="complete graph up to this N")
     parser.add_argument(
+        "--methods",
+        default=",".join(TABLE_METHODS),
+        help=f"tables: a subset of {', '.join(TABLE_METHODS)} (BSGD and SGD with both stops)",
+    )
+    parser.add_argument(
+        "--strip-fraction",
+        type=float,
+        default=0.1,
+        help="tables: Algorithm 3's strip B_ε, the share of rows nearest f = 0 (1: every row)",
+    )
+    parser.add_argument(
         "--sizes",
         type=parse_int_list,
         default=[1_000, 10_000, 100_000, 1_000_000],
@@ -107,6 +119,7 @@ def table_runs(name: str, X, y, args) -> list[dict[str, Any]]:
 
     rows = []
     n = X.shape[0]
+    methods = parse_choice_list(args.methods, TABLE_METHODS, "method")
     for gamma, C in itertools.product(args.gammas, args.Cs):
         optimum = None
         plans = [("aid", 0, 0.0), ("libsvm", 0, 0.0)]
@@ -117,6 +130,7 @@ def table_runs(name: str, X, y, args) -> list[dict[str, Any]]:
                 plans.append((method, seed, 0.0))
                 if method != "sgd":
                     plans.append((method, seed, args.min_epochs))
+        plans = [plan for plan in plans if plan[0] in methods]
         fits: dict[str, Any] = {}
         for method, seed, epochs in plans:
             fit_method = "libsvm" if method == "svc" else method
@@ -131,12 +145,13 @@ def table_runs(name: str, X, y, args) -> list[dict[str, Any]]:
             labels = (
                 complete_graph_labels(fit.domain, X)
                 if method == "svc"
-                else label_by_equilibria(fit.domain, X)
+                else label_by_equilibria(fit.domain, X, strip_fraction=args.strip_fraction)
             ).labels
             clustering = time.perf_counter() - start
             label = method if epochs == 0 else f"{method}/{epochs:g}ep"
             row = {"set": name, "n": n, "gamma": gamma, "C": C, "method": label, "run": seed,
-                   "training_time": fit.seconds, "clustering_time": clustering}  # fmt: skip
+                   "training_time": fit.seconds, "clustering_time": clustering,
+                   "strip_fraction": args.strip_fraction}  # fmt: skip
             row |= clustering_scores(X, labels, y)
             if method == "aid":
                 optimum = fit.info.get("objective")
