@@ -357,11 +357,7 @@ class AIDSolver:
         result = self._result(run)
         self._log_outro(result)
         if result.status in _UNCERTIFIED:
-            warnings.warn(
-                f"AID stopped before certifying optimality: {result.message}.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            _warn_uncertified(result.message)
         for hook in self.hooks:
             hook.on_finish(result)
         return result
@@ -378,7 +374,8 @@ class AIDSolver:
         self._check_params()
         began = time.perf_counter()
         results: list[AIDResult] = []
-        stop = ""
+        stop = ""  # why the loop ended early
+        limit: AIDStatus | None = None  # the status a cut leaves on an uncertified answer
         for i in range(self.n_init):
             start = copy.copy(self)
             start.n_init = 1
@@ -386,6 +383,7 @@ class AIDSolver:
             left = remaining()
             if i and left is not None and left <= 0.0:  # the first start runs as a single run
                 stop = f"the time limit stopped random_state {start.random_state} from starting"
+                limit = AIDStatus.TIME_LIMIT
                 break
             logger.info("start %d of %d (random_state %s)", i + 1, self.n_init, start.random_state)
             try:
@@ -395,12 +393,15 @@ class AIDSolver:
             except (TimeLimitError, SolverLicenseError, SolverError) as exc:
                 if not results:  # nothing to return: as a single run would
                     raise
-                limit = "time" if isinstance(exc, TimeLimitError) else "solver"
-                stop = f"the {limit} limit stopped random_state {start.random_state} ({exc})"
+                timed_out = isinstance(exc, TimeLimitError)
+                limit = AIDStatus.TIME_LIMIT if timed_out else AIDStatus.SOLVER_LIMIT
+                which = "time" if timed_out else "solver"
+                stop = f"the {which} limit stopped random_state {start.random_state} ({exc})"
                 break
             results.append(result)
             if result.status is AIDStatus.TIME_LIMIT:
                 stop = f"the time limit stopped random_state {start.random_state}"
+                limit = AIDStatus.TIME_LIMIT
                 break
             if result.certified:
                 stop = "a certified start ends the loop" if i + 1 < self.n_init else ""
@@ -410,10 +411,8 @@ class AIDSolver:
         status, seed = best.status, best.params["random_state"]
         message = f"{best.message} [random_state {seed}, best of {len(results)} starts"
         message += f" (n_init={self.n_init}); {stop}]" if stop else f" (n_init={self.n_init})]"
-        if stop.startswith("the time limit") and status in _UNCERTIFIED:
-            status = AIDStatus.TIME_LIMIT
-        elif stop.startswith("the solver limit") and status in _UNCERTIFIED:
-            status = AIDStatus.SOLVER_LIMIT
+        if limit is not None and status in _UNCERTIFIED:
+            status = limit
         result = replace(
             best,
             status=status,
@@ -423,11 +422,7 @@ class AIDSolver:
             starts=tuple(_start_row(i, r) for i, r in enumerate(results)),
         )
         if status in _UNCERTIFIED:
-            warnings.warn(
-                f"AID stopped before certifying optimality: {message}.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            _warn_uncertified(message)
         return result
 
     def _iterate(self, run: _Run) -> None:
@@ -734,6 +729,13 @@ class AIDSolver:
             "-" if result.lower_bound is None else f"{result.lower_bound:.10g}",
             "-" if result.gap is None else f"{result.gap:.3g}",
         )
+
+
+def _warn_uncertified(message: str) -> None:
+    """The ConvergenceWarning of an answer that is not certified, at the caller of ``solve``."""
+    warnings.warn(
+        f"AID stopped before certifying optimality: {message}.", ConvergenceWarning, stacklevel=4
+    )
 
 
 def _start_row(index: int, result: AIDResult) -> dict[str, Any]:
