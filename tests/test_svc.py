@@ -464,3 +464,30 @@ def test_merge_collapses_many_coincident_equilibria_without_all_pairs():
     chain = np.c_[np.arange(5) * 0.9e-4, np.zeros(5)]  # single linkage: a chain is one
     assert _merge(chain, 1e-4)[0].shape[0] == 1
     assert _merge(np.array([[0.0, 0.0], [2e-4, 0.0]]), 1e-4)[0].shape[0] == 2
+
+
+@pytest.mark.parametrize("m", [2, 3, 5, 20])
+def test_coarse_to_fine_segment_test_equals_testing_every_point(m):
+    """The segment test evaluated middle first, on the pairs still inside, decides every pair as
+    f ≥ 0 at all m points does — for segments that leave the domain and come back, endpoints
+    outside it, and a block boundary inside the rounds."""
+    from aidopt.svc import labelling
+    from aidopt.svc.domain import Domain
+
+    rng = np.random.default_rng(m)
+    bumps = rng.uniform(-3, 3, (12, 2))  # f: a sum of RBF bumps minus an offset: many pieces
+    domain = Domain(bumps, np.ones(12), Kernel("rbf", gamma=2.0), offset=0.4)
+    A, B = rng.uniform(-3.5, 3.5, (60, 2)), rng.uniform(-3.5, 3.5, (50, 2))
+    pairs = np.column_stack([rng.integers(60, size=3000), rng.integers(50, size=3000)])
+    s = np.linspace(0.0, 1.0, m)
+    a, b = A[pairs[:, 0]], B[pairs[:, 1]]
+    points = a[:, None, :] + s[None, :, None] * (b - a)[:, None, :]
+    every = np.all(domain.decision_function(points.reshape(-1, 2)).reshape(-1, m) >= 0, axis=1)
+    assert 0 < every.sum() < every.size  # both outcomes occur
+    np.testing.assert_array_equal(labelling._segment_graph(domain, A, B, pairs, m), every)
+    old_block = labelling._SEGMENT_POINTS_PER_BLOCK
+    try:
+        labelling._SEGMENT_POINTS_PER_BLOCK = 7  # rounds split into blocks
+        np.testing.assert_array_equal(labelling._segment_graph(domain, A, B, pairs, m), every)
+    finally:
+        labelling._SEGMENT_POINTS_PER_BLOCK = old_block

@@ -11,7 +11,9 @@ vectors, d features, M equilibria, m segment points):
    below ``tol``/√γ — O(|B_ε|·n_SV·d) per sweep; equilibria within ``merge_tol``/√γ of each other
    are one (single linkage on a k-d tree);
 3. the segment test on all pairs of equilibria: e_a ~ e_b iff f(e_a + s(e_b − e_a)) ≥ 0 at m = 20
-   points s evenly spaced in [0, 1], endpoints included — O(M²·m·n_SV·d);
+   points s evenly spaced in [0, 1], endpoints included — O(M²·m·n_SV·d) at most; evaluated
+   coarse to fine (middle first, rounds of 1, 2, 4, ... points on the pairs still inside), so a
+   pair that leaves the domain costs a few points, not m;
 4. clusters = connected components of that graph (scipy.sparse.csgraph); a strip point takes its
    equilibrium's cluster, every other row its nearest strip point's (k-d tree, O(N log |B_ε|)).
 
@@ -104,17 +106,45 @@ def _merge(points: NDArray[np.float64], radius: float) -> tuple[NDArray[np.float
     return points[first], owner
 
 
+def _coarse_to_fine(m: int) -> NDArray[np.int64]:
+    """The interior indices 1..m−2 of m evenly spaced points, middle first, then the midpoints
+    of the gaps left (breadth-first bisection): a segment that leaves the domain usually
+    leaves it near its middle."""
+    order: list[int] = []
+    gaps = [(0, m - 1)]
+    while gaps:
+        wider = []
+        for lo, hi in gaps:
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                order.append(mid)
+                wider += [(lo, mid), (mid, hi)]
+        gaps = wider
+    return np.array(order, dtype=np.int64)
+
+
 def _segment_graph(domain: Domain, A, B, pairs, m) -> NDArray[np.bool_]:
-    """For each pair (a, b): f ≥ 0 at all m points of the segment [A_a, B_b] (endpoints in)."""
+    """For each pair (a, b): f ≥ 0 at all m points of the segment [A_a, B_b] (endpoints in).
+
+    The same test, evaluated coarse to fine: the endpoints once per point (not per pair), then
+    the interior points in rounds of 1, 2, 4, ... (middle first), each round only on the pairs
+    still inside — a pair that fails costs the points up to its first failing round, not m."""
     s = np.linspace(0.0, 1.0, m)
-    inside = np.empty(len(pairs), dtype=bool)
-    step = max(1, _SEGMENT_POINTS_PER_BLOCK // m)
-    for start in range(0, len(pairs), step):
-        block = pairs[start : start + step]
-        a, b = A[block[:, 0]], B[block[:, 1]]
-        points = a[:, None, :] + s[None, :, None] * (b - a)[:, None, :]
-        f = domain.decision_function(points.reshape(-1, A.shape[1])).reshape(len(block), m)
-        inside[start : start + step] = np.all(f >= 0.0, axis=1)
+    inside = (domain.decision_function(A) >= 0.0)[pairs[:, 0]]
+    inside &= (domain.decision_function(B) >= 0.0)[pairs[:, 1]]
+    order = _coarse_to_fine(m)
+    start, width = 0, 1
+    while start < order.size and inside.any():
+        t = s[order[start : start + width]]
+        alive = np.flatnonzero(inside)
+        step = max(1, _SEGMENT_POINTS_PER_BLOCK // t.size)
+        for first in range(0, alive.size, step):
+            block = pairs[alive[first : first + step]]
+            a, b = A[block[:, 0]], B[block[:, 1]]
+            points = a[:, None, :] + t[None, :, None] * (b - a)[:, None, :]
+            f = domain.decision_function(points.reshape(-1, A.shape[1])).reshape(len(block), -1)
+            inside[alive[first : first + step]] = np.all(f >= 0.0, axis=1)
+        start, width = start + width, 2 * width
     return inside
 
 
