@@ -432,6 +432,26 @@ def test_bench_svc_tables_methods_and_strip_fraction(tmp_path):
     assert wrong.returncode != 0 and "unknown method(s): kmeans" in wrong.stderr
 
 
+def test_bench_svc_preprocess_maps_the_features_as_named(tmp_path):
+    """--preprocess: standardised (mean 0, sd 1), min–max ([0, 1], a constant column kept at 0)
+    or the file's units, recorded in every run."""
+    from aidopt.bench.svc import PREPROCESS
+
+    X = np.array([[1.0, 5.0, 2.0], [3.0, 5.0, -2.0], [7.0, 5.0, 0.0]])
+    standard, minmax = PREPROCESS["standard"](X), PREPROCESS["minmax"](X)
+    np.testing.assert_allclose(standard.mean(axis=0), 0.0, atol=1e-15)
+    np.testing.assert_allclose(standard.std(axis=0), [1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(minmax, [[0, 0, 1], [1 / 3, 0, 0], [1, 0, 0.5]])
+    assert PREPROCESS["none"](X) is X
+    out = subprocess.run(
+        [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--sets", "iris", "--gammas", "2",
+         "--Cs", "8", "--methods", "libsvm", "--preprocess", "minmax", "--out", str(tmp_path)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0
+    assert (pd.read_csv(tmp_path / "svc_tables_runs.csv")["preprocess"] == "minmax").all()
+
+
 def test_wins_count_the_nmi_oracle_cell_and_each_metrics_best_cell():
     """Iris, paper's best BSGD: NMI 0.76, Rand 0.84. Cell A wins NMI only, cell B Rand only: the
     NMI-oracle cell (A) reaches NMI, not Rand; each metric's best cell reaches both."""
