@@ -43,6 +43,7 @@ from aidopt.bench.common import (
     run_isolated,
     write_outputs,
 )
+from aidopt.exceptions import InvalidParameterError
 
 GRID = tuple(2.0**e for e in (-5, -3, -1, 1, 3, 5))
 TABLE_METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm", "svc")
@@ -189,14 +190,16 @@ def _run_tables(args: argparse.Namespace) -> int:
     logging.getLogger("aidopt").setLevel(logging.WARNING)  # thousands of AID runs: no log
 
     sets = SETS if args.sets is None else tuple(s for s in args.sets.split(",") if s)
+    if not sets:
+        raise InvalidParameterError("--sets names no data set.")
     frames = []
     for name in sets:
         X, y = load_shape(name)
         start = time.perf_counter()
         frames.append(pd.DataFrame(table_runs(name, PREPROCESS[args.preprocess](X), y, args)))
+        runs = pd.concat(frames, ignore_index=True)
+        write_outputs(runs, args.out, "svc_tables_runs")  # after every set: a cut run keeps it
         print(f"{name}: {time.perf_counter() - start:.1f} s", flush=True)
-    runs = pd.concat(frames, ignore_index=True)
-    write_outputs(runs, args.out, "svc_tables_runs")
     text = tables_markdown(runs)
     (args.out / "svc_tables.md").write_text(text, encoding="utf-8")
     print(text)
