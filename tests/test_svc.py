@@ -487,7 +487,7 @@ def test_merge_collapses_many_coincident_equilibria_without_all_pairs():
 
 
 @pytest.mark.parametrize("m", [2, 3, 5, 20])
-def test_coarse_to_fine_segment_test_equals_testing_every_point(m):
+def test_coarse_to_fine_segment_test_equals_testing_every_point(m, monkeypatch):
     """The segment test evaluated middle first, on the pairs still inside, decides every pair as
     f ≥ 0 at all m points does — for segments that leave the domain and come back, endpoints
     outside it, and a block boundary inside the rounds."""
@@ -505,9 +505,10 @@ def test_coarse_to_fine_segment_test_equals_testing_every_point(m):
     every = np.all(domain.decision_function(points.reshape(-1, 2)).reshape(-1, m) >= 0, axis=1)
     assert 0 < every.sum() < every.size  # both outcomes occur
     np.testing.assert_array_equal(labelling._segment_graph(domain, A, B, pairs, m), every)
-    old_block = labelling._SEGMENT_POINTS_PER_BLOCK
-    try:
-        labelling._SEGMENT_POINTS_PER_BLOCK = 7  # rounds split into blocks
-        np.testing.assert_array_equal(labelling._segment_graph(domain, A, B, pairs, m), every)
-    finally:
-        labelling._SEGMENT_POINTS_PER_BLOCK = old_block
+    square = np.column_stack([rng.integers(60, size=3000), rng.integers(60, size=3000)])
+    a, b = A[square[:, 0]], A[square[:, 1]]  # B is A, as for the equilibria: f at A once
+    points = a[:, None, :] + s[None, :, None] * (b - a)[:, None, :]
+    among_a = np.all(domain.decision_function(points.reshape(-1, 2)).reshape(-1, m) >= 0, axis=1)
+    np.testing.assert_array_equal(labelling._segment_graph(domain, A, A, square, m), among_a)
+    monkeypatch.setattr(labelling, "_SEGMENT_POINTS_PER_BLOCK", 7)  # rounds split into blocks
+    np.testing.assert_array_equal(labelling._segment_graph(domain, A, B, pairs, m), every)

@@ -119,9 +119,10 @@ def _standardised(X: np.ndarray) -> np.ndarray:
 
 
 def _min_max(X: np.ndarray) -> np.ndarray:
-    span = X.max(axis=0) - X.min(axis=0)
+    low = X.min(axis=0)
+    span = X.max(axis=0) - low
     span[span == 0] = 1.0
-    return (X - X.min(axis=0)) / span
+    return (X - low) / span
 
 
 #: --preprocess: the features before the kernel (the paper states no preprocessing)

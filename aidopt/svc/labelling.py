@@ -130,8 +130,9 @@ def _segment_graph(domain: Domain, A, B, pairs, m) -> NDArray[np.bool_]:
     the interior points in rounds of 1, 2, 4, ... (middle first), each round only on the pairs
     still inside — a pair that fails costs the points up to its first failing round, not m."""
     s = np.linspace(0.0, 1.0, m)
-    inside = (domain.decision_function(A) >= 0.0)[pairs[:, 0]]
-    inside &= (domain.decision_function(B) >= 0.0)[pairs[:, 1]]
+    a_inside = domain.decision_function(A) >= 0.0
+    b_inside = a_inside if B is A else domain.decision_function(B) >= 0.0  # E–E, rows–rows
+    inside = a_inside[pairs[:, 0]] & b_inside[pairs[:, 1]]
     order = _coarse_to_fine(m)
     start, width = 0, 1
     while start < order.size and inside.any():
