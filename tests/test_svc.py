@@ -128,6 +128,30 @@ def test_svdd_equals_libsvm_one_class_with_nu_one_over_nc(C):
     assert np.mean(np.sign(f_ours[clear]) == np.sign(f_libsvm[clear])) == 1.0
 
 
+@pytest.mark.parametrize("nu", [0.05, 0.3])
+def test_lm_ocsvm_equals_libsvm_one_class_with_c_n_over_rho(nu):
+    """libsvm's one-class ν-SVM answers α and ρ (decision Σα_i K(x_i, x) − ρ); β = α/ρ meets the
+    KKT conditions of the LM-OCSVM dual (1) with box C/N = 1/ρ, i.e. C = N/ρ, and
+    f = decision/ρ: the same problem (any kernel, ρ > 0)."""
+    X, _ = _moons(400)
+    n, kernel = X.shape[0], Kernel("rbf", 2.0)
+    ref = OneClassSVM(kernel="rbf", gamma=2.0, nu=nu, tol=1e-12).fit(X)
+    rho = -float(ref.intercept_[0])
+    C = n / rho
+    result = solve(KernelOneClassModel(C=C, gamma=2.0), FeatureData.from_arrays(X), tol=1e-10)
+    assert result.status.value == "optimal"
+    beta = ref.dual_coef_[0] / rho
+    sv = X[ref.support_]
+    f_libsvm = ref.decision_function(X) / rho
+    J_libsvm = 0.5 * beta @ kernel(sv, sv) @ beta + C * np.mean(np.maximum(-f_libsvm, 0.0))
+    assert result.objective == pytest.approx(J_libsvm, rel=1e-8)
+    f_ours = result.solution.decision_function(X)
+    np.testing.assert_allclose(f_ours, f_libsvm, atol=1e-6)
+    # the map is not the SVDD one (ν = 1/(N·C)): that C gives another optimum
+    other = solve(KernelOneClassModel(C=1 / (n * nu), gamma=2.0), FeatureData.from_arrays(X))
+    assert other.objective < 0.99 * result.objective
+
+
 def test_svdd_rejects_an_infeasible_c():
     X, _ = _moons(100)
     with pytest.raises(DataError, match="infeasible"):
@@ -430,6 +454,30 @@ def test_bench_svc_tables_methods_and_strip_fraction(tmp_path):
     assert sorted(runs["method"]) == ["aid", "libsvm"] and (runs["strip_fraction"] == 1).all()
     wrong = subprocess.run([*argv, "--methods", "aid,kmeans"], capture_output=True, text=True)
     assert wrong.returncode != 0 and "unknown method(s): kmeans" in wrong.stderr
+
+
+def test_bench_svc_scaling_runs_aid_on_the_problem_libsvm_solves(tmp_path):
+    """--scaling-methods picks methods; ``aid-nu`` certifies the LM-OCSVM at C = N/ρ of
+    libsvm's ν = 0.05 answer, and libsvm's J on it is at least the proven lower bound and
+    close to J* (libsvm's default tolerance)."""
+    from aidopt.bench.svc import synthetic
+
+    argv = [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--part", "scaling", "--kinds",
+            "moons", "--sizes", "300", "--timeout", "300", "--out", str(tmp_path)]  # fmt: skip
+    subprocess.run([*argv, "--scaling-methods", "aid-nu,libsvm"], check=True,
+                   capture_output=True, text=True)  # fmt: skip
+    runs = pd.read_csv(tmp_path / "svc_scaling.csv").set_index("method")
+    assert sorted(runs.index) == ["aid-nu", "libsvm"]
+    row = runs.loc["aid-nu"]
+    assert row["status"] == "optimal" and row["libsvm_time"] > 0
+    assert row["J_libsvm_over_Jstar"] * row["objective"] >= row["lower_bound"]
+    assert row["J_libsvm_over_Jstar"] == pytest.approx(1.0, abs=1e-3)
+    X, _ = synthetic("moons", 300)
+    rho = -OneClassSVM(nu=0.05, gamma=8.0).fit(X).intercept_[0]
+    assert row["C"] == pytest.approx(300 / rho, rel=1e-12)
+    wrong = subprocess.run([*argv, "--scaling-methods", "aid,kmeans"], capture_output=True,
+                           text=True)  # fmt: skip
+    assert wrong.returncode != 0 and "unknown scaling method(s): kmeans" in wrong.stderr
 
 
 def test_bench_svc_preprocess_maps_the_features_as_named(tmp_path):

@@ -19,8 +19,11 @@ run (``svc_tables_runs.csv``), the selected cells beside the paper's values (``s
 ``--part scaling``. Synthetic two moons, nested rings, Gaussian mixture; n from 10^3 up; each
 (method, n) in its own process (``run_isolated``: peak memory, a timeout): training time,
 clustering time, peak RSS, clusters, ARI, and J(w)/J* where AID finished; AID-SVDD against
-libsvm's one-class solver on the same problem (ν = 1/(N·C)), ratio per n. Outputs
-``svc_scaling.csv``, ``svc_scaling.md`` and ``svc_scaling.png``.
+libsvm's one-class solver on the same problem (ν = 1/(N·C)), ratio per n; ``aid-nu``: libsvm's
+one-class ν-SVM (ν = 0.05) and, in the same process, AID on the LM-OCSVM at C = N/ρ, the
+problem libsvm solves (β = α/ρ), with libsvm's J against AID's certified J* and the ratio of
+the two times (``--scaling-methods`` picks methods). Outputs ``svc_scaling.csv``,
+``svc_scaling.md`` and ``svc_scaling.png``.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ METRICS = ("purity", "rand", "nmi", "compactness", "davies_bouldin")
 SCALING_METHODS = (
     "aid",
     "aid-svdd",
+    "aid-nu",
     "libsvm",
     "svc",
     "bsgd-r",
@@ -63,7 +67,13 @@ SCALING_METHODS = (
 )
 #: the largest n each method runs at in the scaling part (AID: O(n²) kernel sums; libsvm's
 #: one-class solver; the complete graph: O(n²) segment tests)
-SCALING_MAX_N = {"aid": 100_000, "aid-svdd": 100_000, "libsvm": 100_000, "svc": 2_000}
+SCALING_MAX_N = {
+    "aid": 100_000,
+    "aid-svdd": 100_000,
+    "aid-nu": 100_000,
+    "libsvm": 100_000,
+    "svc": 2_000,
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +109,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scaling: n values",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="scaling: seconds per run")
+    parser.add_argument(
+        "--scaling-methods",
+        default=",".join(SCALING_METHODS),
+        help=f"scaling: a subset of {', '.join(SCALING_METHODS)}",
+    )
     parser.add_argument(
         "--kinds", default="moons,rings,gmm", help="scaling: synthetic data (moons, rings, gmm)"
     )
@@ -297,6 +312,8 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
 
     X, y = synthetic(kind, n)
     out: dict[str, Any] = {"kind": kind, "n": n, "method": method, "status": "ok"}
+    if method == "aid-nu":
+        return out | aid_on_libsvm_problem(X, gamma)
     if method == "aid-svdd":
         from aidopt.data.containers import FeatureData
         from aidopt.driver import solve
@@ -328,15 +345,54 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
     return out
 
 
+def aid_on_libsvm_problem(X: np.ndarray, gamma: float) -> dict[str, Any]:
+    """libsvm's one-class ν-SVM (ν = 0.05, its default tolerance), then AID on the same
+    problem: libsvm's α and ρ give β = α/ρ, which solves the LM-OCSVM (1) with C = N/ρ
+    (docs/svc.md). Times of both, AID's status and J*, and J of libsvm's answer on (1)."""
+    from sklearn.svm import OneClassSVM
+
+    from aidopt.data.containers import FeatureData
+    from aidopt.driver import solve
+    from aidopt.kernels import Kernel
+    from aidopt.models.ocsvm_kernel import KernelOneClassModel
+    from aidopt.svc.bsgd import lmoc_objective
+    from aidopt.svc.domain import Domain
+
+    n = X.shape[0]
+    start = time.perf_counter()
+    ref = OneClassSVM(kernel="rbf", gamma=gamma, nu=_SVDD_NU).fit(X)
+    libsvm_time = time.perf_counter() - start
+    rho = -float(ref.intercept_[0])
+    C = n / rho
+    start = time.perf_counter()
+    result = solve(KernelOneClassModel(C=C, gamma=gamma), FeatureData.from_arrays(X), tol=1e-6)
+    aid_time = time.perf_counter() - start
+    domain = Domain(ref.support_vectors_, ref.dual_coef_[0] / rho, Kernel("rbf", gamma), 1.0)
+    J_libsvm = lmoc_objective(X, domain, C)
+    return {
+        "status": result.status.value,
+        "training_time": aid_time,
+        "libsvm_time": libsvm_time,
+        "libsvm_over_aid": libsvm_time / aid_time,
+        "C": C,
+        "objective": result.objective,
+        "lower_bound": result.lower_bound,
+        "gap": result.gap,
+        "J_libsvm_over_Jstar": J_libsvm / result.objective,
+        "n_support_libsvm": int(ref.support_.size),
+    }
+
+
 def _run_scaling(args: argparse.Namespace) -> int:
     rows = []
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = set(kinds) - set(SCALING_SETTINGS)
     if unknown:
         raise SystemExit(f"unknown --kinds {sorted(unknown)}; known: {', '.join(SCALING_SETTINGS)}")
+    methods = parse_choice_list(args.scaling_methods, SCALING_METHODS, "scaling method")
     for kind, n in itertools.product(kinds, args.sizes):
         gamma, C = SCALING_SETTINGS[kind]
-        for method in SCALING_METHODS:
+        for method in methods:
             if n > SCALING_MAX_N.get(method, n):
                 continue
             task = {"kind": kind, "n": n, "method": method, "gamma": gamma, "C": C}
@@ -370,7 +426,8 @@ def _with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
 def scaling_markdown(frame: pd.DataFrame) -> str:
     """The scaling runs: times, memory, quality and the ratios, one row per (kind, n, method)."""
     wanted = ["kind", "n", "method", "status", "training_time", "clustering_time", "peak_mb",
-              "n_clusters", "ari", "J_over_Jstar", "libsvm_over_aid_svdd", "gap"]  # fmt: skip
+              "n_clusters", "ari", "J_over_Jstar", "libsvm_over_aid_svdd", "gap",
+              "libsvm_time", "libsvm_over_aid", "J_libsvm_over_Jstar"]  # fmt: skip
     return frame_markdown(frame[[c for c in wanted if c in frame]])
 
 
