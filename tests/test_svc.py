@@ -198,6 +198,36 @@ def test_box_qp_matches_clarabel(total):
         assert fit.a.sum() == pytest.approx(total, abs=1e-12)
 
 
+def test_box_qp_gives_up_a_wandering_warm_start(monkeypatch):
+    """Phase 1 from AID's warm start (the parent's a split over the children) can wander through
+    faces without repeating one (K̄ is not an M-matrix): it once spent its whole budget of
+    50 + 4K face solves on every later iteration. The warm attempt now gets a few dozen solves,
+    then phases 0–1 go on from the same point, to the cold solve's optimum."""
+    import aidopt.solvers.box_qp as module
+
+    captured = []
+    plain = module.box_qp
+
+    def capture(Q, p, lower, upper, total=None, start=None, max_solves=None):
+        if start is not None:
+            captured.append((Q, p, lower, upper, start))
+        return plain(Q, p, lower, upper, total, start, max_solves)
+
+    monkeypatch.setattr(module, "box_qp", capture)
+    X, _ = _moons(1000)
+    solve(KernelOneClassModel(C=279.0, gamma=8.0), FeatureData.from_arrays(X), tol=1e-6)
+    assert len(captured) >= 5
+    wandered = 0
+    for Q, p, lower, upper, start in captured:
+        warm, cold = plain(Q, p, lower, upper, start=start), plain(Q, p, lower, upper)
+        assert warm.converged and cold.converged
+        value = lambda a: 0.5 * a @ Q @ a - p @ a  # noqa: E731
+        assert value(warm.a) == pytest.approx(value(cold.a), rel=1e-11)
+        assert warm.solves <= 100  # 200–700 here before
+        wandered += warm.solves > module._WARM_SOLVES
+    assert wandered  # the path is exercised
+
+
 # ---------------------------------------------------------------------- BSGD
 def _eager_bsgd(X, C, gamma, budget, maintenance, k, steps, draws):
     """Algorithm 2 written out: α over support indices, every α scaled by (t−1)/t each step."""

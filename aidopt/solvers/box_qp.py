@@ -8,7 +8,8 @@ KKT: with ν the multiplier of the sum row (0 without it) and μ = p − Qa − 
 Three phases; the last two are exact up to rounding (each step solves the KKT system of a face):
 
 0. coordinate descent to a loose tolerance, which finds the optimal face or one near it (skipped
-   when phase 1 converges straight from a warm ``start``): the
+   when phase 1 converges straight from a warm ``start`` within 50 face solves — from AID's
+   warm starts it otherwise wandered through hundreds of faces without repeating one): the
    coordinate whose exact line minimisation moves most (no sum row), or the maximal violating
    pair of libsvm's SMO (with the sum row); O(K) per step. When phase 1 fails from its point,
    the descent goes on (30, then 300, then 3000 sweeps of K steps, at most 10⁶ steps each) to a
@@ -45,6 +46,7 @@ __all__ = ["BoxQPResult", "BoxQPSolver", "box_qp"]
 _RIDGE = 1e-13  # ridge of the face systems, relative to max diag(Q)
 _KKT_TOL = 1e-11  # relative tolerance of the sign tests
 _MAX_STEPS = 1_000_000  # coordinate steps per descent at most
+_WARM_SOLVES = 50  # phase 1 from a warm start gets this many face solves before phase 0
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,8 @@ def box_qp(
     a0 = 0.5 * (lower + upper) if start is None else np.asarray(start, dtype=np.float64)
     a = _project(a0, lower, upper, total)
     if start is not None:  # a warm start near the optimum: phase 1 straight from it
-        found = _primal_dual_active_set(faces, a, lower, upper, total, tol, limit)
+        warm_limit = min(limit, _WARM_SOLVES)
+        found = _primal_dual_active_set(faces, a, lower, upper, total, tol, warm_limit)
         if found is not None:
             return BoxQPResult(found[0], found[1], faces.solves, True)
     # phases 0 and 1, with coordinate descent taken further each time the face it points at
