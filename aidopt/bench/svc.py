@@ -455,6 +455,7 @@ def plot_scaling(frame: pd.DataFrame, path: Path) -> None:
         ax.set_xlabel(f"n ({', '.join(kinds)})")
         ax.set_ylabel("seconds")
         ax.set_title(title)
-        ax.legend(fontsize=8)
+        if ax.lines:  # (no clustering phase in runs of AID alone)
+            ax.legend(fontsize=8)
     fig.savefig(path, dpi=120)
     plt.close(fig)
