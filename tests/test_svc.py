@@ -221,8 +221,8 @@ def test_box_qp_gives_up_a_wandering_warm_start(monkeypatch):
     for Q, p, lower, upper, start in captured:
         warm, cold = plain(Q, p, lower, upper, start=start), plain(Q, p, lower, upper)
         assert warm.converged and cold.converged
-        value = lambda a: 0.5 * a @ Q @ a - p @ a  # noqa: E731
-        assert value(warm.a) == pytest.approx(value(cold.a), rel=1e-11)
+        warm_value, cold_value = (0.5 * a @ Q @ a - p @ a for a in (warm.a, cold.a))
+        assert warm_value == pytest.approx(cold_value, rel=1e-11)
         assert warm.solves <= 100  # 200–700 here before
         wandered += warm.solves > module._WARM_SOLVES
     assert wandered  # the path is exercised
@@ -508,6 +508,8 @@ def test_bench_svc_scaling_runs_aid_on_the_problem_libsvm_solves(tmp_path):
     wrong = subprocess.run([*argv, "--scaling-methods", "aid,kmeans"], capture_output=True,
                            text=True)  # fmt: skip
     assert wrong.returncode != 0 and "unknown scaling method(s): kmeans" in wrong.stderr
+    wrong = subprocess.run([*argv, "--nu", "1.5"], capture_output=True, text=True)
+    assert wrong.returncode != 0 and "--nu must be in (0, 1]" in wrong.stderr
 
 
 def test_bench_svc_preprocess_maps_the_features_as_named(tmp_path):

@@ -20,7 +20,7 @@ run (``svc_tables_runs.csv``), the selected cells beside the paper's values (``s
 (method, n) in its own process (``run_isolated``: peak memory, a timeout): training time,
 clustering time, peak RSS, clusters, ARI, and J(w)/J* where AID finished; AID-SVDD against
 libsvm's one-class solver on the same problem (ν = 1/(N·C)), ratio per n; ``aid-nu``: libsvm's
-one-class ν-SVM (ν = 0.05) and, in the same process, AID on the LM-OCSVM at C = N/ρ, the
+one-class ν-SVM (``--nu``, 0.05) and, in the same process, AID on the LM-OCSVM at C = N/ρ, the
 problem libsvm solves (β = α/ρ), with libsvm's J against AID's certified J* and the ratio of
 the two times (``--scaling-methods`` picks methods). Outputs ``svc_scaling.csv``,
 ``svc_scaling.md`` and ``svc_scaling.png``.
@@ -109,6 +109,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scaling: n values",
     )
     parser.add_argument("--timeout", type=float, default=900.0, help="scaling: seconds per run")
+    parser.add_argument(
+        "--nu",
+        type=float,
+        default=_SVDD_NU,
+        help="scaling: ν of aid-nu's libsvm run (AID then solves the LM-OCSVM at C = N/ρ)",
+    )
     parser.add_argument(
         "--scaling-methods",
         default=",".join(SCALING_METHODS),
@@ -302,7 +308,9 @@ SCALING_SETTINGS = {"moons": (8.0, 32.0), "rings": (4.0, 32.0), "gmm": (0.5, 32.
 _SVDD_NU = 0.05
 
 
-def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict[str, Any]:
+def scaling_task(
+    kind: str, n: int, method: str, gamma: float, C: float, nu: float = _SVDD_NU
+) -> dict[str, Any]:
     """One scaling run in its own process (``run_isolated``)."""
     from sklearn.metrics import adjusted_rand_score
 
@@ -313,7 +321,7 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
     X, y = synthetic(kind, n)
     out: dict[str, Any] = {"kind": kind, "n": n, "method": method, "status": "ok"}
     if method == "aid-nu":
-        return out | aid_on_libsvm_problem(X, gamma)
+        return out | aid_on_libsvm_problem(X, gamma, nu)
     if method == "aid-svdd":
         from aidopt.data.containers import FeatureData
         from aidopt.driver import solve
@@ -345,8 +353,8 @@ def scaling_task(kind: str, n: int, method: str, gamma: float, C: float) -> dict
     return out
 
 
-def aid_on_libsvm_problem(X: np.ndarray, gamma: float) -> dict[str, Any]:
-    """libsvm's one-class ν-SVM (ν = 0.05, its default tolerance), then AID on the same
+def aid_on_libsvm_problem(X: np.ndarray, gamma: float, nu: float) -> dict[str, Any]:
+    """libsvm's one-class ν-SVM (its default tolerance), then AID on the same
     problem: libsvm's α and ρ give β = α/ρ, which solves the LM-OCSVM (1) with C = N/ρ
     (docs/svc.md). Times of both, AID's status and J*, and J of libsvm's answer on (1)."""
     from sklearn.svm import OneClassSVM
@@ -360,7 +368,7 @@ def aid_on_libsvm_problem(X: np.ndarray, gamma: float) -> dict[str, Any]:
 
     n = X.shape[0]
     start = time.perf_counter()
-    ref = OneClassSVM(kernel="rbf", gamma=gamma, nu=_SVDD_NU).fit(X)
+    ref = OneClassSVM(kernel="rbf", gamma=gamma, nu=nu).fit(X)
     libsvm_time = time.perf_counter() - start
     rho = -float(ref.intercept_[0])
     C = n / rho
@@ -390,12 +398,16 @@ def _run_scaling(args: argparse.Namespace) -> int:
     if unknown:
         raise SystemExit(f"unknown --kinds {sorted(unknown)}; known: {', '.join(SCALING_SETTINGS)}")
     methods = parse_choice_list(args.scaling_methods, SCALING_METHODS, "scaling method")
+    if not 0.0 < args.nu <= 1.0:
+        raise InvalidParameterError(f"--nu must be in (0, 1]; got {args.nu!r}.")
     for kind, n in itertools.product(kinds, args.sizes):
         gamma, C = SCALING_SETTINGS[kind]
         for method in methods:
             if n > SCALING_MAX_N.get(method, n):
                 continue
             task = {"kind": kind, "n": n, "method": method, "gamma": gamma, "C": C}
+            if method == "aid-nu":
+                task["nu"] = args.nu
             result = run_isolated("aidopt.bench.svc:scaling_task", task, args.timeout)
             rows.append({**task, **result})
             print(f"{kind} n={n} {method}: {result.get('status')} "
