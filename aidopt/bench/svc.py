@@ -371,6 +371,8 @@ def aid_on_libsvm_problem(X: np.ndarray, gamma: float, nu: float) -> dict[str, A
     ref = OneClassSVM(kernel="rbf", gamma=gamma, nu=nu).fit(X)
     libsvm_time = time.perf_counter() - start
     rho = -float(ref.intercept_[0])
+    if not rho > 0:  # the map C = N/ρ needs ρ > 0
+        return {"status": "error", "message": f"libsvm's ρ = {rho:g} ≤ 0: no LM-OCSVM C"}
     C = n / rho
     start = time.perf_counter()
     result = solve(KernelOneClassModel(C=C, gamma=gamma), FeatureData.from_arrays(X), tol=1e-6)
