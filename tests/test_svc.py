@@ -489,7 +489,7 @@ def test_bench_svc_tables_methods_and_strip_fraction(tmp_path):
 def test_bench_svc_scaling_runs_aid_on_the_problem_libsvm_solves(tmp_path):
     """--scaling-methods picks methods; ``aid-nu`` certifies the LM-OCSVM at C = N/ρ of
     libsvm's ν = 0.05 answer, and libsvm's J on it is at least the proven lower bound and
-    close to J* (libsvm's default tolerance)."""
+    close to AID's (libsvm's default tolerance)."""
     from aidopt.bench.svc import synthetic
 
     argv = [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--part", "scaling", "--kinds",
@@ -500,8 +500,8 @@ def test_bench_svc_scaling_runs_aid_on_the_problem_libsvm_solves(tmp_path):
     assert sorted(runs.index) == ["aid-nu", "libsvm"]
     row = runs.loc["aid-nu"]
     assert row["status"] == "optimal" and row["libsvm_time"] > 0
-    assert row["J_libsvm_over_Jstar"] * row["objective"] >= row["lower_bound"]
-    assert row["J_libsvm_over_Jstar"] == pytest.approx(1.0, abs=1e-3)
+    assert row["J_libsvm_over_J_aid"] * row["objective"] >= row["lower_bound"]
+    assert row["J_libsvm_over_J_aid"] == pytest.approx(1.0, abs=1e-3)
     X, _ = synthetic("moons", 300)
     rho = -OneClassSVM(nu=0.05, gamma=8.0).fit(X).intercept_[0]
     assert row["C"] == pytest.approx(300 / rho, rel=1e-12)
