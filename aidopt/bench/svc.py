@@ -21,8 +21,8 @@ run (``svc_tables_runs.csv``), the selected cells beside the paper's values (``s
 clustering time, peak RSS, clusters, ARI, and J(w)/J* where AID finished; AID-SVDD against
 libsvm's one-class solver on the same problem (ν = 1/(N·C)), ratio per n; ``aid-nu``: libsvm's
 one-class ν-SVM (``--nu``, 0.05) and, in the same process, AID on the LM-OCSVM at C = N/ρ, the
-problem libsvm solves (β = α/ρ), with libsvm's J against AID's certified J* and the ratio of
-the two times (``--scaling-methods`` picks methods). Outputs ``svc_scaling.csv``,
+problem libsvm solves (β = α/ρ), with libsvm's J over AID's (within AID's proven gap of J*)
+and the ratio of the two times (``--scaling-methods`` picks methods). Outputs ``svc_scaling.csv``,
 ``svc_scaling.md`` and ``svc_scaling.png``.
 """
 
@@ -354,32 +354,29 @@ def scaling_task(
 
 
 def aid_on_libsvm_problem(X: np.ndarray, gamma: float, nu: float) -> dict[str, Any]:
-    """libsvm's one-class ν-SVM (its default tolerance), then AID on the same
-    problem: libsvm's α and ρ give β = α/ρ, which solves the LM-OCSVM (1) with C = N/ρ
-    (docs/svc.md). Times of both, AID's status, objective and bound, and J of libsvm's answer
-    on (1) over AID's (AID's J is within its proven gap of J*)."""
-    from sklearn.svm import OneClassSVM
-
+    """libsvm's one-class ν-SVM (method ``libsvm`` of :func:`aidopt.svc.fit.fit_domain`, its
+    domain Σα_i K(x_i, x) − ρ), then AID on the same problem: β = α/ρ solves the LM-OCSVM (1)
+    with C = N/ρ (docs/svc.md). Times of both, AID's status, objective and bound, and J of
+    libsvm's answer on (1) over AID's (AID's J is within its proven gap of J*)."""
     from aidopt.data.containers import FeatureData
     from aidopt.driver import solve
-    from aidopt.kernels import Kernel
     from aidopt.models.ocsvm_kernel import KernelOneClassModel
     from aidopt.svc.bsgd import lmoc_objective
     from aidopt.svc.domain import Domain
+    from aidopt.svc.fit import fit_domain
 
     n = X.shape[0]
-    start = time.perf_counter()
-    ref = OneClassSVM(kernel="rbf", gamma=gamma, nu=nu).fit(X)
-    libsvm_time = time.perf_counter() - start
-    rho = -float(ref.intercept_[0])
+    ref = fit_domain(X, "libsvm", C=1.0 / (n * nu), gamma=gamma)
+    rho = ref.domain.offset
     if not rho > 0:  # the map C = N/ρ needs ρ > 0
         return {"status": "error", "message": f"libsvm's ρ = {rho:g} ≤ 0: no LM-OCSVM C"}
     C = n / rho
     start = time.perf_counter()
     result = solve(KernelOneClassModel(C=C, gamma=gamma), FeatureData.from_arrays(X), tol=1e-6)
     aid_time = time.perf_counter() - start
-    domain = Domain(ref.support_vectors_, ref.dual_coef_[0] / rho, Kernel("rbf", gamma), 1.0)
-    J_libsvm = lmoc_objective(X, domain, C)
+    sv, alpha, kernel = ref.domain.support_vectors, ref.domain.coef, ref.domain.kernel
+    J_libsvm = lmoc_objective(X, Domain(sv, alpha / rho, kernel, 1.0), C)
+    libsvm_time = ref.seconds
     return {
         "status": result.status.value,
         "training_time": aid_time,
@@ -390,7 +387,7 @@ def aid_on_libsvm_problem(X: np.ndarray, gamma: float, nu: float) -> dict[str, A
         "lower_bound": result.lower_bound,
         "gap": result.gap,
         "J_libsvm_over_J_aid": J_libsvm / result.objective,
-        "n_support_libsvm": int(ref.support_.size),
+        "n_support_libsvm": int(ref.info["n_support"]),
     }
 
 
