@@ -10,8 +10,13 @@ The conventions are scikit-learn's (``sklearn.metrics.pairwise_kernels``):
 to (scikit-learn's ``pairwise_kernels`` default, not SVC's ``"scale"``).
 
 Every kernel is computed from inner products ⟨a, b⟩ (one matrix product) and, for ``rbf``, the
-squared norms: ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against rounding. Inputs may be
-dense arrays or scipy.sparse matrices; results are always dense float64 arrays.
+squared norms: ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against rounding. That expansion
+loses what γ(‖a‖² + ‖b‖²) magnifies (rows far from the origin on the kernel's scale: at 10^9,
+k(x, x) came out 0 instead of 1), so a dense ``rbf`` block whose entries it could move by more
+than :data:`EXPANSION_LIMIT` is computed from the differences instead,
+‖a − b‖² = Σ_k (a_k − b_k)² (``scipy.spatial.distance.cdist``). :func:`kernel_entry_error`
+bounds |k̂ − k| for every entry either way: the certificates of the kernel models charge it.
+Inputs may be dense arrays or scipy.sparse matrices; results are always dense float64 arrays.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ __all__ = [
     "KERNEL_USES",
     "Kernel",
     "kernel_bound",
+    "kernel_entry_error",
     "kernel_flag_options",
     "kernel_flags",
     "kernel_from_flags",
@@ -43,6 +49,9 @@ __all__ = [
 ]
 
 _BLOCK_ENTRIES = 1 << 21  # kernel entries per block of a blocked product (16 MiB of float64)
+#: largest error bound of an rbf entry from the norm expansion (else: from the differences)
+EXPANSION_LIMIT = 2.0**-40
+_EXP_ULPS = 4  # rounding charged to NumPy's exp (its float64 kernels are within 1–2 ulp)
 
 KernelKind = Literal["linear", "rbf", "poly"]
 _KINDS = ("linear", "poly", "rbf")
@@ -160,7 +169,16 @@ class Kernel:
         sq_a: np.ndarray | None,
         sq_b: np.ndarray | None,
     ) -> np.ndarray:
-        """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`)."""
+        """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`), or
+        an rbf block from the rows' differences when the expansion would lose accuracy."""
+        if self.kind == "rbf" and not (issparse(A) or issparse(B)):
+            top = float(sq_a.max(initial=0.0)) + float(sq_b.max(initial=0.0))
+            if _expansion_error(self.gamma_for(A.shape[1]), A.shape[1], top) > EXPANSION_LIMIT:
+                from scipy.spatial.distance import cdist
+
+                K = cdist(A, B, "sqeuclidean")
+                K *= -self.gamma_for(A.shape[1])
+                return np.exp(K, out=K)
         inner = A @ B.T
         inner = inner.toarray() if issparse(inner) else np.asarray(inner, dtype=np.float64)
         return self.from_inner(inner, sq_a, sq_b, A.shape[1])
@@ -225,6 +243,47 @@ def kernel_bound(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
         return r2
     top = max(abs(kernel.gamma_for(X.shape[1]) * r2 + kernel.coef0), abs(kernel.coef0))
     return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+
+
+def kernel_entry_error(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
+    """e_K ≥ |k̂(x_i, x_j) − k(x_i, x_j)|: the rounding of any kernel entry that this module
+    computes between rows of X (u = 2^-53, m features, R = max ‖x_i‖, any order of the sums).
+
+    * linear: an inner product of m terms, (m + 1)u R².
+    * poly: base β = γ⟨a, b⟩ + c0 within (m + 3)u B, B = γR² + |c0|; its power within
+      (d(m + 3) + 4)u B^d (1 + (m + 3)u)^d.
+    * rbf from the expansion: t = ‖a‖² + ‖b‖² − 2⟨a, b⟩ within (2m + 6)u·2R² of ‖a − b‖², so
+      k̂ = exp(−γt)(1 + 4u) is within expm1(η) + 8u e^η (1 + η), η = γ(2m + 6)u·2R²;
+      from the differences (dense blocks beyond :data:`EXPANSION_LIMIT`): t within (m + 3)u‖a − b‖²,
+      and x e^{−x} ≤ 1/e bounds the effect: (m/2 + 8)u.
+    """
+    m = X.shape[1]
+    from aidopt.certificate import EPS, max_row_norm
+
+    r2 = max_row_norm(X) ** 2
+    if kernel.kind == "linear":
+        return (m + 1) * EPS * r2 * (1 + 4 * EPS)
+    g = kernel.gamma_for(m)
+    if kernel.kind == "poly":
+        base = g * r2 + abs(kernel.coef0)
+        d = kernel.degree
+        return (d * (m + 3) + 4) * EPS * base**d * (1 + (m + 3) * EPS) ** d * (1 + 4 * EPS)
+    direct = (m / 2 + 8) * EPS
+    expansion = _expansion_error(g, m, 2 * r2)
+    if issparse(X):
+        return expansion
+    return max(direct, min(expansion, EXPANSION_LIMIT))
+
+
+def _expansion_error(gamma: float, m: int, norms: float) -> float:
+    """Bound on |k̂ − k| of an rbf entry from the expansion, for ‖a‖² + ‖b‖² ≤ ``norms`` (at
+    most 1: k̂ and k both lie in [0, 1])."""
+    from aidopt.certificate import EPS
+
+    eta = gamma * (2 * m + 6) * EPS * norms * (1 + 2.0**-20)
+    if eta >= 1.0:
+        return 1.0  # k̂ and k both lie in [0, 1]
+    return math.expm1(eta) + (_EXP_ULPS + 4) * EPS * math.exp(eta) * (1 + eta)
 
 
 def kernel_from_flags(

@@ -62,7 +62,15 @@ from aidopt.clustering import kmeans_lloyd, n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel, kernel_bound, kernel_model_options, kernel_times, model_kernel
+from aidopt.kernel_sums import grouped_kernel_sums
+from aidopt.kernels import (
+    Kernel,
+    kernel_bound,
+    kernel_entry_error,
+    kernel_model_options,
+    kernel_times,
+    model_kernel,
+)
 from aidopt.models.svm import cluster_duals
 from aidopt.models.svm_kernel import refreshed_gram_sums
 from aidopt.options import Option
@@ -77,7 +85,6 @@ __all__ = ["DomainAggregate", "DomainSolution", "KernelDomainModel", "KernelOneC
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _MIN_CLUSTERS = 8  # initial clusters at least (a kernel domain needs a few pieces to start)
 _SUMS_MAX_ENTRIES = 1 << 28  # the n × K kernel sums are kept up to this size (2 GiB)
-_BLOCK_ENTRIES = 1 << 21  # kernel entries per block (16 MiB)
 
 
 def cluster_kernel_sums(
@@ -109,16 +116,8 @@ def cluster_kernel_sums(
     position = np.full(K, -1)
     position[cols] = np.arange(cols.size)
     rows = np.flatnonzero(remade[labels])
-    fresh = np.zeros((cols.size, n))
-    step = max(1, _BLOCK_ENTRIES // n)
-    w = np.ones(n) if weight is None else weight
-    for start in range(0, rows.size, step):
-        part = rows[start : start + step]
-        owner = sp.csr_matrix(
-            (w[part], (position[labels[part]], np.arange(part.size))),
-            shape=(cols.size, part.size),
-        )
-        fresh += owner @ kernel(X[part], X)
+    w = None if weight is None else weight[rows]
+    fresh = grouped_kernel_sums(kernel, X[rows], position[labels[rows]], cols.size, X, w)
     P[:, cols] = fresh.T
     return P
 
@@ -285,17 +284,23 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
         return kernel_bound(self.kernel_for(data.m), data.X)
 
-    @staticmethod
-    def quad_error(domain: Domain, n: int, kmax: float) -> float:
-        """Rounding bound of a quadratic form Σ c_i c_j K_ij over up to n² terms."""
-        mass = float(np.abs(domain.coef).sum())
-        return (n + 4) * EPS * mass**2 * kmax
+    def kernel_error(self, data: FeatureData) -> float:
+        """e_K ≥ |K̂_ij − K_ij| per computed entry (:func:`aidopt.kernels.kernel_entry_error`)."""
+        return kernel_entry_error(self.kernel_for(data.m), data.X)
 
-    def expansion_error(self, domain: Domain, kmax: float, m: int, n: int) -> float:
-        """Rounding bound of one value Σ_j c_j K(s_j, x) (kernel entries and the sums, in
-        either order: by support vector, or by cluster sums of at most n terms)."""
+    @staticmethod
+    def quad_error(domain: Domain, n: int, kmax: float, entry: float) -> float:
+        """Rounding bound of a quadratic form Σ c_i c_j K_ij over up to n² terms, each entry
+        within ``entry`` of K_ij."""
+        mass = float(np.abs(domain.coef).sum())
+        return ((n + 4) * EPS * kmax + entry) * mass**2
+
+    def expansion_error(self, domain: Domain, kmax: float, m: int, n: int, entry: float) -> float:
+        """Rounding bound of one value Σ_j c_j K(s_j, x) (the sums in either order: by support
+        vector, or by cluster sums of at most n terms; each entry within ``entry``)."""
         terms = domain.support_vectors.shape[0] + n
-        return (terms + m + 3) * EPS * (float(np.abs(domain.coef).sum()) * kmax + 1.0)
+        mass = float(np.abs(domain.coef).sum())
+        return (terms + m + 3) * EPS * (mass * kmax + 1.0) + mass * entry
 
     def solution_from_dict(
         self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None
@@ -409,11 +414,11 @@ class KernelOneClassModel(KernelDomainModel):
         """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i ω_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
         f = solution.decision_function(data.X)
         hinge, hinge_error = accurate_weighted_sum(np.maximum(-f, 0.0), data.weight)
-        kmax = self.kernel_max(data)
+        kmax, entry = self.kernel_max(data), self.kernel_error(data)
         scale = self.C / data.total_weight
-        one = self.expansion_error(solution.domain, kmax, data.m, data.n)
+        one = self.expansion_error(solution.domain, kmax, data.m, data.n, entry)
         error = scale * (hinge_error + data.total_weight * (1 + data.n * EPS) * one)
-        error += 0.5 * self.quad_error(solution.domain, data.n, kmax)
+        error += 0.5 * self.quad_error(solution.domain, data.n, kmax, entry)
         regime = (f < 0).astype(np.int64)
         return Evaluation(0.5 * solution.norm_sq + scale * hinge, regime, None, error)
 
@@ -439,9 +444,9 @@ class KernelOneClassModel(KernelDomainModel):
         if alpha.size and (alpha.min() < 0.0 or np.any(alpha > top)):
             raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
         total, total_error = accurate_sum(alpha)
-        kmax = self.kernel_max(data)
+        kmax, entry = self.kernel_max(data), self.kernel_error(data)
         value = total - 0.5 * solution.norm_sq
-        allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax)
+        allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax, entry)
         if dual is None and data.weight is not None:
             allowance += (data.n + 4) * EPS * (total + total_error)
         support = np.flatnonzero(alpha)

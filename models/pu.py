@@ -82,6 +82,8 @@ from aidopt.data.pu import GENERATOR
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.kernels import (
     Kernel,
+    kernel_bound,
+    kernel_entry_error,
     kernel_flag_options,
     kernel_flags,
     kernel_from_flags,
@@ -867,11 +869,9 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             score_error = (rows.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
         else:
             mass = float(np.abs(solution.alpha).sum())
-            score_error = (
-                (rows.n + rows.m + 3)
-                * EPS
-                * total_weight
-                * (mass * self._kernel_max(rows) + abs(solution.bias))
+            score_error = total_weight * (
+                (rows.n + rows.m + 3) * EPS * (mass * self._kernel_max(rows) + abs(solution.bias))
+                + mass * kernel_entry_error(self.kernel, rows.X)
             )
         error = c1 * pos_error + c2 * loss_error + max(c1, c2) * score_error
         error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
@@ -881,16 +881,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Evaluation(float(objective), regime, None, error)
 
     def _kernel_max(self, data: PUData) -> float:
-        """max_i k(x_i, x_i) ≥ |k(x_i, x_j)| (Cauchy–Schwarz in feature space), rounded up."""
-        kernel = self.kernel
-        if kernel.kind == "rbf":
-            return 1.0
-        r2 = max_row_norm(data.X) ** 2
-        if kernel.kind == "linear":
-            return r2
-        g = kernel.gamma_for(data.m)
-        top = max(abs(g * r2 + kernel.coef0), abs(kernel.coef0))
-        return float(top**kernel.degree) * (1 + 8 * kernel.degree * EPS)
+        """max_i k(x_i, x_i) ≥ |k(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        return kernel_bound(self.kernel, data.X)
 
     # ------------------------------------------------------------------ the certificate
     def lower_bound(
@@ -970,7 +962,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound * (1 + 2 * EPS))
             norm_sq, quad_error, _ = squared_norm(w, w_error)
         else:
-            quad_error = (data.n + 4) * EPS * (positive_mass + sum_sigma) ** 2 * kmax
+            entry = kernel_entry_error(self.kernel, data.X)
+            quad_error = ((data.n + 4) * EPS * kmax + entry) * (positive_mass + sum_sigma) ** 2
         bound = self._weak_duality(
             norm_sq, quad_error, concave, concave_error, sum_sigma, sum_error, kmax, upper, source
         )

@@ -63,7 +63,14 @@ from aidopt.certificate import (
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel, kernel_bound, kernel_model_options, kernel_times, model_kernel
+from aidopt.kernels import (
+    Kernel,
+    kernel_bound,
+    kernel_entry_error,
+    kernel_model_options,
+    kernel_times,
+    model_kernel,
+)
 from aidopt.models.svm import (
     SVMData,
     cluster_duals,
@@ -374,15 +381,14 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         total_weight = data.total_weight
         if data.weight is not None:
             total_weight *= 1 + (data.n + 2) * EPS
-        kmax = self._kernel_max(data)
+        kmax, entry = self._kernel_max(data), self._kernel_error(data)
         n_sv = solution.support_vectors.shape[0]
-        score_error = (
-            (n_sv + data.m + 3)
-            * EPS
-            * (float(np.abs(solution.dual_coef).sum()) * kmax + abs(solution.intercept) + 1.0)
-        )
+        mass = float(np.abs(solution.dual_coef).sum())
+        score_error = (n_sv + data.m + 3) * EPS * (
+            mass * kmax + abs(solution.intercept) + 1.0
+        ) + mass * entry
         error = self.M * (hinge_error + total_weight * score_error) + self._quad_error(
-            solution, data, kmax
+            solution, data, kmax, entry
         )
         return Evaluation(
             0.5 * solution.norm_sq + self.M * hinge,
@@ -395,11 +401,16 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
         return kernel_bound(self.kernel_for(data.m), data.X)
 
+    def _kernel_error(self, data: SVMData) -> float:
+        """e_K ≥ |K̂_ij − K_ij| per computed entry (:func:`aidopt.kernels.kernel_entry_error`)."""
+        return kernel_entry_error(self.kernel_for(data.m), data.X)
+
     @staticmethod
-    def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float) -> float:
-        """Rounding bound of ½‖w̄‖² (sums of up to n² kernel values, each |K| ≤ kmax)."""
+    def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float, entry: float) -> float:
+        """Rounding bound of ½‖w̄‖² (sums of up to n² kernel values, each |K| ≤ kmax and
+        within ``entry`` of the exact value)."""
         mass = float(np.abs(solution.dual_coef).sum())
-        return 0.5 * (data.n + 4) * EPS * mass**2 * kmax
+        return 0.5 * ((data.n + 4) * EPS * kmax + entry) * mass**2
 
     # ------------------------------------------------------------------ the certificate
     def lower_bound(
@@ -442,7 +453,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         kmax = self._kernel_max(data)
         dual_value = total - 0.5 * solution.norm_sq
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0) * kmax)
-        allowance = total_error + self._quad_error(solution, data, kmax)
+        allowance = total_error + self._quad_error(solution, data, kmax, self._kernel_error(data))
         allowance += (abs(rho) + rho_error) * b_bound
         if dual is None and data.weight is not None:
             # ᾱ_k ≤ M fl(W_k) ≤ M W_k (1 + δ), δ = (n + 2)ε: (1 − δ)ᾱ is in the exact box and

@@ -1,0 +1,133 @@
+"""Kernel sums grouped by cluster, G = S_w K(A, B) R, without holding K(A, B).
+
+The kernel models under AID need, for the entries A of some clusters, the sums of their kernel
+rows per cluster (S_w is the weighted indicator of ``groups``, one row per group):
+
+    G[g, j] = Σ_{i: groups_i = g} w_i k(a_i, b_j)                         (R = I)
+    G[g, q] = Σ_{i: groups_i = g} w_i Σ_j k(a_i, b_j) R_jq                 (R given)
+
+— the kernel sums P of the one-class models (``models/ocsvm_kernel.py``) and the centroid Gram
+sums T = S K Sᵀ of the kernel SVM (``models/svm_kernel.py``, R = Sᵀ). A is sorted by group once;
+K(A, B) is formed in tiles of :data:`TILE_ENTRIES` entries (they stay in cache through the
+kernel's element-wise passes), each tile's rows added per group (``np.add.reduceat``: the
+entries of a group in row order), and the tiles of separate column ranges of B go to separate
+threads — NumPy's matrix products and ufuncs release the GIL, so two cores do twice the work
+(AID's BLAS runs single-threaded: :mod:`aidopt.solvers.threads`). Each entry of G is a sum of
+at most len(A) products (then len(B) with R), in some order: the models' rounding bounds
+hold for any order.
+"""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numpy.typing import NDArray
+
+from aidopt.kernels import Kernel
+from aidopt.lazy import issparse
+from aidopt.lazy import sparse as sp
+
+__all__ = ["TILE_ENTRIES", "grouped_kernel_sums"]
+
+TILE_ENTRIES = 1 << 17  # kernel entries per tile (1 MiB of float64)
+_TILE_ROWS = 64  # rows of A per tile
+_PARALLEL_ENTRIES = 1 << 22  # smaller products run on the calling thread alone
+
+
+def grouped_kernel_sums(
+    kernel: Kernel,
+    A: NDArray[np.float64] | sp.csr_matrix,
+    groups: NDArray[np.integer],
+    n_groups: int,
+    B: NDArray[np.float64] | sp.csr_matrix,
+    weight: NDArray[np.float64] | None = None,
+    right: NDArray[np.float64] | sp.spmatrix | None = None,
+    threads: int | None = None,
+) -> NDArray[np.float64]:
+    """G = S_w K(A, B) R (see the module docstring): shape (n_groups, len(B)) without ``right``,
+    (n_groups, right.shape[1]) with it. ``groups`` are in [0, n_groups); ``weight`` (w_i per
+    row of A) defaults to 1; ``threads`` defaults to the BLAS threads the caller allows."""
+    order = np.argsort(groups, kind="stable")
+    A = A[order]
+    w = np.ones(A.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)[order]
+    chunks = _row_chunks(A, np.asarray(groups)[order], w, kernel._norms(A))
+    if issparse(right):
+        right = sp.csr_matrix(right)  # sliced by rows, tile by tile
+    sq_b = kernel._norms(B)
+    n_b = B.shape[0]
+    width = right.shape[1] if right is not None else n_b
+    cols = max(1, TILE_ENTRIES // _TILE_ROWS)
+    ranges = _column_ranges(n_b, cols, _thread_count(threads, A.shape[0] * n_b, n_b, cols))
+    outputs = [np.zeros((n_groups, width)) for _ in (ranges if right is not None else [0])]
+
+    def columns(part: int) -> None:
+        out = outputs[part if right is not None else 0]
+        lo, hi = ranges[part]
+        for c0 in range(lo, hi, cols):
+            c1 = min(hi, c0 + cols)
+            B_tile = B[c0:c1]
+            sq_tile = None if sq_b is None else sq_b[c0:c1]
+            right_tile = None if right is None else right[c0:c1]
+            for rows, sq_rows, ids, owner in chunks:
+                sums = owner @ kernel._block(rows, B_tile, sq_rows, sq_tile)
+                if right_tile is None:
+                    out[ids, c0:c1] += sums
+                else:
+                    out[ids] += _times(sums, right_tile)
+
+    if len(ranges) == 1:
+        columns(0)
+    else:
+        with ThreadPoolExecutor(len(ranges) - 1) as pool:
+            others = [pool.submit(columns, part) for part in range(1, len(ranges))]
+            columns(0)
+            for future in others:
+                future.result()
+    total = outputs[0]
+    for out in outputs[1:]:
+        total += out
+    return total
+
+
+def _row_chunks(A, groups, w, sq_a) -> list[tuple]:
+    """A (sorted by group) in chunks of :data:`_TILE_ROWS` rows: each chunk's rows, their squared
+    norms (rbf), its groups and the weighted indicator that sums its kernel rows per group (a
+    small matrix product: ``np.add.reduceat`` took 4–6× longer)."""
+    chunks = []
+    for r0 in range(0, A.shape[0], _TILE_ROWS):
+        r1 = min(A.shape[0], r0 + _TILE_ROWS)
+        g = groups[r0:r1]
+        first = np.r_[True, g[1:] != g[:-1]]
+        owner = np.zeros((int(first.sum()), r1 - r0))
+        owner[np.cumsum(first) - 1, np.arange(r1 - r0)] = w[r0:r1]
+        chunks.append((A[r0:r1], None if sq_a is None else sq_a[r0:r1], g[first], owner))
+    return chunks
+
+
+def _thread_count(threads: int | None, entries: int, n_b: int, cols: int) -> int:
+    """Threads for a product of ``entries`` kernel entries (1 when small; at most one per tile
+    column range)."""
+    if entries < _PARALLEL_ENTRIES:
+        return 1
+    if threads is None:
+        from aidopt.solvers.threads import blas_threads
+
+        threads = blas_threads()
+    return max(1, min(threads, -(-n_b // cols)))
+
+
+def _column_ranges(n_b: int, cols: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` contiguous column ranges of about equal size, cut at tile boundaries."""
+    tiles = -(-n_b // cols)
+    cuts = np.linspace(0, tiles, parts + 1).round().astype(int) * cols
+    cuts[-1] = n_b
+    return [(int(a), int(min(b, n_b))) for a, b in itertools.pairwise(cuts)]
+
+
+def _times(sums: NDArray[np.float64], right) -> NDArray[np.float64]:
+    """sums @ right for a dense or sparse ``right``."""
+    if issparse(right):
+        return np.asarray((right.T @ sums.T).T)
+    return sums @ right
