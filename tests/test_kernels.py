@@ -10,7 +10,8 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernels import Kernel, kernel_times, squared_norms
+from aidopt.kernel_sums import grouped_kernel_sums
+from aidopt.kernels import Kernel, kernel_entry_error, kernel_times, squared_norms
 
 KERNELS = [
     (Kernel("linear"), {}),
@@ -141,3 +142,73 @@ def test_kernel_times_is_the_blocked_product(kernel: Kernel, sk_params: dict, mo
         np.testing.assert_allclose(got, K @ S.toarray(), rtol=1e-12, atol=1e-12)
     with pytest.raises(DataError, match="same number of features"):
         kernel_times(kernel, A, B[:, :4], v)
+
+
+def _exact_kernel(kernel: Kernel, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """k(a_i, b_j) in extended precision from the rows' differences (the reference)."""
+    a, b = A.astype(np.longdouble), B.astype(np.longdouble)
+    g = np.longdouble(kernel.gamma_for(A.shape[1]))
+    if kernel.kind == "rbf":
+        return np.exp(-g * ((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2))
+    inner = a @ b.T
+    return inner if kernel.kind == "linear" else (g * inner + kernel.coef0) ** kernel.degree
+
+
+@pytest.mark.parametrize("shift", [0.0, 3.0, 1e3, 1e6])
+@pytest.mark.parametrize("scale", [1e-9, 1.0, 1e9])
+@pytest.mark.parametrize(
+    "kernel",
+    [Kernel("rbf", gamma=8.0), Kernel("rbf"), Kernel("linear"), Kernel("poly", degree=3)],
+    ids=str,
+)
+def test_every_entry_is_within_the_kernel_entry_error(kernel, scale, shift) -> None:
+    """|k̂ − k| ≤ kernel_entry_error on nice, tiny, huge and off-centre rows (the bound the
+    certificates charge); near pairs are where the norm expansion cancels."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 3)) + shift
+    X = np.r_[X, X[:20] + 1e-3 * rng.normal(size=(20, 3))] * scale  # near pairs
+    if kernel.kind == "rbf" and kernel.gamma is not None:
+        X = X / scale  # the rbf of γ = 8 keeps its scale; γ = 1/m sees the raw scale
+    exact = _exact_kernel(kernel, X, X)
+    error = np.abs(kernel(X, X) - exact).max()
+    bound = kernel_entry_error(kernel, X)
+    assert float(error) <= bound
+
+
+def test_rbf_far_from_the_origin_is_computed_from_the_differences() -> None:
+    """At 10^9 the norm expansion gave k(x, x) = 0: a block it could move by more than 2^-40
+    goes through the differences; a near-origin block keeps the expansion (same values)."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(50, 4))
+    kernel = Kernel("rbf", gamma=0.25)
+    np.testing.assert_allclose(kernel(X * 1e9, X * 1e9), np.eye(50), atol=0.0)
+    shifted = X + 1e4  # the expansion would be off by ~1e-7 on the diagonal
+    error = np.abs(kernel(shifted, shifted) - _exact_kernel(kernel, shifted, shifted)).max()
+    assert float(error) <= 8 * 2.0**-53
+    assert kernel_entry_error(kernel, X) < 1e-13  # the expansion's own bound, near the origin
+    assert kernel_entry_error(kernel, shifted) == 2.0**-40
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("kernel", "sk_params"), KERNELS[:4], ids=lambda v: str(v))
+def test_grouped_kernel_sums_equal_the_dense_product(kernel, sk_params, threads, monkeypatch):
+    """G = S_w K(A, B) (R): rows of A summed per group with weights, tile by tile, over column
+    ranges on separate threads; equal to the dense product for dense and sparse rows."""
+    import aidopt.kernel_sums as kernel_sums
+
+    monkeypatch.setattr(kernel_sums, "TILE_ENTRIES", 64 * 5)  # tiles of 5 columns
+    monkeypatch.setattr(kernel_sums, "_PARALLEL_ENTRIES", 1)
+    rng = np.random.default_rng(13)
+    A, B = rng.normal(size=(150, 4)), rng.normal(size=(37, 4))
+    groups = rng.integers(0, 6, size=150)
+    groups[groups == 4] = 5  # an empty group
+    w = rng.uniform(0.5, 2.0, size=150)
+    R = sp.random(37, 3, density=0.5, random_state=14, format="csr")
+    S = np.zeros((6, 150))
+    S[groups, np.arange(150)] = w
+    K = pairwise_kernels(A, B, metric=kernel.kind, **sk_params)
+    for a, b in [(A, B), (sp.csr_matrix(A), sp.csr_matrix(B))]:
+        got = grouped_kernel_sums(kernel, a, groups, 6, b, w, threads=threads)
+        np.testing.assert_allclose(got, S @ K, rtol=1e-12, atol=1e-12)
+        got = grouped_kernel_sums(kernel, a, groups, 6, b, None, R, threads=threads)
+        np.testing.assert_allclose(got, (S > 0) @ K @ R.toarray(), rtol=1e-12, atol=1e-12)

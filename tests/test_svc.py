@@ -73,6 +73,22 @@ def test_aid_certifies_despite_an_ill_conditioned_centroid_gram():
     assert result.status.value == "optimal"
 
 
+@pytest.mark.parametrize("scale", [1e9, 1e-9])
+def test_rbf_one_class_optimum_is_right_at_any_scale(scale):
+    """Rows 10^9 apart on the kernel's scale (γ = 1/m) have K = I, so (1) has the closed form
+    J* = C − C²/(2N) (α_i = C/N); rows 10^-9 apart have K = 11ᵀ to rounding: J* = ½ at C = 1
+    (w = φ̄, every margin 1). At 10^9 the norm expansion once made k(x, x) = 0 for some rows,
+    and AID 'proved' 0.99986 where J* = 0.99983."""
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(600, 4)) * scale
+    C = 1.0
+    result = solve(KernelOneClassModel(C=C, kernel="rbf"), FeatureData.from_arrays(X), tol=1e-9)
+    expected = C - C**2 / (2 * X.shape[0]) if scale > 1 else 0.5
+    assert result.status.value == "optimal"
+    assert result.objective == pytest.approx(expected, rel=1e-9)
+    assert result.certificate.lower_bound <= expected <= result.objective * (1 + 1e-12)
+
+
 def test_ocsvm_command_line_reaches_the_kernel_model(tmp_path):
     X, _ = _moons(200)
     path = tmp_path / "moons.csv"
