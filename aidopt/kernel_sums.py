@@ -9,10 +9,11 @@ rows per cluster (S_w is the weighted indicator of ``groups``, one row per group
 — the kernel sums P of the one-class models (``models/ocsvm_kernel.py``) and the centroid Gram
 sums T = S K Sᵀ of the kernel SVM (``models/svm_kernel.py``, R = Sᵀ). A is sorted by group once;
 K(A, B) is formed in tiles of :data:`TILE_ENTRIES` entries (they stay in cache through the
-kernel's element-wise passes), each tile's rows added per group (``np.add.reduceat``: the
-entries of a group in row order), and the tiles of separate column ranges of B go to separate
-threads — NumPy's matrix products and ufuncs release the GIL, so two cores do twice the work
-(AID's BLAS runs single-threaded: :mod:`aidopt.solvers.threads`). Each entry of G is a sum of
+kernel's element-wise passes), each tile's rows added per group by a small matrix product with
+the weighted indicator of its rows, then (with R) one product with R's rows per column tile;
+the column ranges of B go to separate threads — NumPy's matrix products and ufuncs release the
+GIL, so two cores do twice the work (AID's BLAS runs single-threaded:
+:mod:`aidopt.solvers.threads`). Each entry of G is a sum of
 at most len(A) products (then len(B) with R), in some order: the models' rounding bounds
 hold for any order.
 """
@@ -69,13 +70,11 @@ def grouped_kernel_sums(
             c1 = min(hi, c0 + cols)
             B_tile = B[c0:c1]
             sq_tile = None if sq_b is None else sq_b[c0:c1]
-            right_tile = None if right is None else right[c0:c1]
+            sums = out[:, c0:c1] if right is None else np.zeros((n_groups, c1 - c0))
             for rows, sq_rows, ids, owner in chunks:
-                sums = owner @ kernel._block(rows, B_tile, sq_rows, sq_tile)
-                if right_tile is None:
-                    out[ids, c0:c1] += sums
-                else:
-                    out[ids] += _times(sums, right_tile)
+                sums[ids] += owner @ kernel._block(rows, B_tile, sq_rows, sq_tile)
+            if right is not None:
+                out += _times(sums, right[c0:c1])
 
     if len(ranges) == 1:
         columns(0)

@@ -63,6 +63,7 @@ from aidopt.certificate import (
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
+from aidopt.kernel_sums import grouped_kernel_sums
 from aidopt.kernels import (
     Kernel,
     kernel_bound,
@@ -96,7 +97,6 @@ __all__ = [
     "refreshed_gram_sums",
 ]
 
-_BLOCK_ENTRIES = 1 << 22  # cluster sums Σ_{j∈C_q} K(x_i, x_j) held per pass (32 MiB of float64)
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplane
 
@@ -117,18 +117,8 @@ def centroid_gram_sums(
     n, K = X.shape[0], partition.n_clusters
     w = np.ones(n) if weight is None else weight
     S = sp.csr_matrix((w, (partition.labels, np.arange(n))), shape=(K, n))  # weighted indicator
-    idx = np.arange(X.shape[0]) if rows is None else rows
-    T = np.zeros((K, K))
-    step = max(1, _BLOCK_ENTRIES // max(1, K))
-    for start in range(0, idx.size, step):
-        part = idx[start : start + step]
-        P = kernel_times(kernel, X[part], X, S.T)  # |part| × K: Σ_{j∈C_q} K(x_i, x_j)
-        owner = sp.csr_matrix(
-            (w[part], (partition.labels[part], np.arange(part.size))),
-            shape=(K, part.size),
-        )
-        T += owner @ P
-    return T
+    idx = np.arange(n) if rows is None else rows
+    return grouped_kernel_sums(kernel, X[idx], partition.labels[idx], K, X, w[idx], S.T)
 
 
 def refreshed_gram_sums(
