@@ -45,6 +45,7 @@ __all__ = [
     "kernel_model_options",
     "kernel_times",
     "model_kernel",
+    "quadratic_form_error",
     "squared_norms",
 ]
 
@@ -172,12 +173,13 @@ class Kernel:
         """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`), or
         an rbf block from the rows' differences when the expansion would lose accuracy."""
         if self.kind == "rbf" and not (issparse(A) or issparse(B)):
+            g = self.gamma_for(A.shape[1])
             top = float(sq_a.max(initial=0.0)) + float(sq_b.max(initial=0.0))
-            if _expansion_error(self.gamma_for(A.shape[1]), A.shape[1], top) > EXPANSION_LIMIT:
+            if _expansion_error(g, A.shape[1], top) > EXPANSION_LIMIT:
                 from scipy.spatial.distance import cdist
 
                 K = cdist(A, B, "sqeuclidean")
-                K *= -self.gamma_for(A.shape[1])
+                K *= -g
                 return np.exp(K, out=K)
         inner = A @ B.T
         inner = inner.toarray() if issparse(inner) else np.asarray(inner, dtype=np.float64)
@@ -273,6 +275,15 @@ def kernel_entry_error(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
     if issparse(X):
         return expansion
     return max(direct, min(expansion, EXPANSION_LIMIT))
+
+
+def quadratic_form_error(mass: float, n: int, kmax: float, entry: float) -> float:
+    """Rounding bound of a computed quadratic form Σ_ij c_i c_j k̂(x_i, x_j) over up to n² terms
+    (Σ|c_i| = ``mass``, |k| ≤ ``kmax``, each entry within ``entry`` of k — :func:`kernel_bound`,
+    :func:`kernel_entry_error`): ((n + 4)u kmax + e_K) mass²."""
+    from aidopt.certificate import EPS
+
+    return ((n + 4) * EPS * kmax + entry) * mass**2
 
 
 def _expansion_error(gamma: float, m: int, norms: float) -> float:

@@ -70,6 +70,7 @@ from aidopt.kernels import (
     kernel_model_options,
     kernel_times,
     model_kernel,
+    quadratic_form_error,
 )
 from aidopt.models.svm import cluster_duals
 from aidopt.models.svm_kernel import refreshed_gram_sums
@@ -292,8 +293,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     def quad_error(domain: Domain, n: int, kmax: float, entry: float) -> float:
         """Rounding bound of a quadratic form Σ c_i c_j K_ij over up to n² terms, each entry
         within ``entry`` of K_ij."""
-        mass = float(np.abs(domain.coef).sum())
-        return ((n + 4) * EPS * kmax + entry) * mass**2
+        return quadratic_form_error(float(np.abs(domain.coef).sum()), n, kmax, entry)
 
     def expansion_error(self, domain: Domain, kmax: float, m: int, n: int, entry: float) -> float:
         """Rounding bound of one value Σ_j c_j K(s_j, x) (the sums in either order: by support

@@ -88,6 +88,7 @@ from aidopt.kernels import (
     kernel_flags,
     kernel_from_flags,
     kernel_times,
+    quadratic_form_error,
 )
 from aidopt.options import Option
 from aidopt.partition import Partition
@@ -963,7 +964,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
             norm_sq, quad_error, _ = squared_norm(w, w_error)
         else:
             entry = kernel_entry_error(self.kernel, data.X)
-            quad_error = ((data.n + 4) * EPS * kmax + entry) * (positive_mass + sum_sigma) ** 2
+            quad_error = quadratic_form_error(positive_mass + sum_sigma, data.n, kmax, entry)
         bound = self._weak_duality(
             norm_sq, quad_error, concave, concave_error, sum_sigma, sum_error, kmax, upper, source
         )

@@ -71,6 +71,7 @@ from aidopt.kernels import (
     kernel_model_options,
     kernel_times,
     model_kernel,
+    quadratic_form_error,
 )
 from aidopt.models.svm import (
     SVMData,
@@ -400,7 +401,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         """Rounding bound of ½‖w̄‖² (sums of up to n² kernel values, each |K| ≤ kmax and
         within ``entry`` of the exact value)."""
         mass = float(np.abs(solution.dual_coef).sum())
-        return 0.5 * ((data.n + 4) * EPS * kmax + entry) * mass**2
+        return 0.5 * quadratic_form_error(mass, data.n, kmax, entry)
 
     # ------------------------------------------------------------------ the certificate
     def lower_bound(

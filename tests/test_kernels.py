@@ -11,7 +11,14 @@ from sklearn.metrics.pairwise import pairwise_kernels
 
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.kernel_sums import grouped_kernel_sums
-from aidopt.kernels import Kernel, kernel_entry_error, kernel_times, squared_norms
+from aidopt.kernels import (
+    Kernel,
+    kernel_bound,
+    kernel_entry_error,
+    kernel_times,
+    quadratic_form_error,
+    squared_norms,
+)
 
 KERNELS = [
     (Kernel("linear"), {}),
@@ -173,6 +180,23 @@ def test_every_entry_is_within_the_kernel_entry_error(kernel, scale, shift) -> N
     error = np.abs(kernel(X, X) - exact).max()
     bound = kernel_entry_error(kernel, X)
     assert float(error) <= bound
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e3])
+@pytest.mark.parametrize("kernel", [Kernel("rbf", gamma=8.0), Kernel("linear")], ids=str)
+def test_a_quadratic_form_is_within_its_error_bound(kernel, shift) -> None:
+    """cᵀK̂c as the models compute it (blocked kernel products) is within quadratic_form_error
+    of the exact form over the same rows."""
+    rng = np.random.default_rng(15)
+    X = np.r_[rng.normal(size=(70, 3)), rng.normal(size=(10, 3)) * 1e-4] + shift
+    c = rng.uniform(0.0, 1.0, size=X.shape[0])
+    computed = float(c @ kernel_times(kernel, X, X, c))
+    cl = c.astype(np.longdouble)
+    exact = cl @ _exact_kernel(kernel, X, X) @ cl
+    bound = quadratic_form_error(
+        float(c.sum()), X.shape[0], kernel_bound(kernel, X), kernel_entry_error(kernel, X)
+    )
+    assert float(abs(computed - exact)) <= bound
 
 
 def test_rbf_far_from_the_origin_is_computed_from_the_differences() -> None:
