@@ -601,15 +601,17 @@ def test_console_script_svm_on_parquet_equals_memory(tmp_path):
 
 
 class _KillsItsWorkerOnce(LADModel):
-    """LAD whose evaluation kills the worker process it runs in, the first time only."""
+    """LAD whose evaluation kills the worker process it runs in, the first time only (the
+    chunked evaluation goes through evaluate_and_bound_rows: the evaluation and the
+    certificate's terms in one read)."""
 
     marker: str = ""
 
-    def evaluate_rows(self, rows, solution, offset, whole):
+    def evaluate_and_bound_rows(self, rows, solution, offset, whole, labels, duals):
         if offset > 0 and not os.path.exists(self.marker):
             Path(self.marker).write_text("killed")
             os._exit(1)
-        return super().evaluate_rows(rows, solution, offset, whole)
+        return super().evaluate_and_bound_rows(rows, solution, offset, whole, labels, duals)
 
 
 @pytest.mark.slow
