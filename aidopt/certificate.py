@@ -49,6 +49,8 @@ __all__ = [
     "Certificate",
     "DualPoint",
     "abs_column_sums",
+    "abs_column_sums_from",
+    "abs_column_sums_known",
     "accurate_sum",
     "accurate_tdot",
     "accurate_weighted_sum",
@@ -254,6 +256,20 @@ def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]
     return _per_array("abs_column_sums", A, _abs_column_sums)
 
 
+def abs_column_sums_known(A: Any) -> bool:
+    """True when :func:`abs_column_sums` of A is remembered already (within
+    :func:`data_sums_cached`): a pass over A need not sum |a_ij| again."""
+    cache = _RUN_CACHE.get()
+    hit = None if cache is None else cache.get(("abs_column_sums", id(A), A.shape))
+    return hit is not None and hit[0] is A
+
+
+def abs_column_sums_from(A: Any, sums: NDArray[np.float64]) -> NDArray[np.float64]:
+    """:func:`abs_column_sums` of A from ``sums`` = Σ_i |a_ij| added in float64 in any order by
+    a pass that read A anyway (remembered within :func:`data_sums_cached`)."""
+    return _per_array("abs_column_sums", A, lambda _: _rounded_up(sums, A.shape[0]))
+
+
 def _abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
     if issparse(A):
         sums = np.asarray(abs(A).sum(axis=0), dtype=np.float64).ravel()
@@ -263,8 +279,13 @@ def _abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64
         sums = np.zeros(A.shape[1])
         for start in range(0, A.shape[0], 65536):
             sums += np.abs(A[start : start + 65536]).sum(axis=0)
-    # an upper bound despite the rounding of the sums (n − 1 additions in any order)
-    return sums * (1 + A.shape[0] * EPS * 2)
+    return _rounded_up(sums, A.shape[0])
+
+
+def _rounded_up(sums: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """An upper bound on n non-negative terms' exact sums from their float64 sums (n − 1
+    additions in any order)."""
+    return sums * (1 + n * EPS * 2)
 
 
 def relative_gap(

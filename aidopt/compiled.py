@@ -187,7 +187,10 @@ def _compiled() -> _Kernels:
         "label_sums": (labels, matrix, integer, integer),
         "chunk_tdot": (matrix, vector, integer),
         "cluster_dual_sums": (matrix, vector, labels, matrix, integer),
-        "residual_loss": (matrix, vector, vector, real, real, real, integer, labels, matrix),
+        "residual_loss": (
+            *(matrix, vector, vector, real, real, real, integer, labels, matrix),
+            types.boolean,  # with the sums of |a|
+        ),
         "residual_bins": (
             *(matrix, vector, vector, real),  # a, y, coef, intercept
             *(vector, counts, real, real),  # edges and their search grid
@@ -256,7 +259,7 @@ class ResidualPass(NamedTuple):
     size: NDArray[np.float64]  # (n,) |r_i|
     positive: NDArray[np.int8]  # (n,) 1 where r_i > 0, else 0
     loss: NDArray[np.float64]  # (chunks,) Σ ρ(r_i)
-    abs_sums: NDArray[np.float64]  # (chunks, p) Σ |a_ij|
+    abs_sums: NDArray[np.float64]  # (chunks, p) Σ |a_ij| ((0, p) when not asked for)
     products: NDArray[np.float64]  # (chunks, q, p) Σ u_i a_i per dual, as cluster_dual_sums
     scalars: NDArray[np.float64]  # (chunks, q, 5) Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u|
 
@@ -271,11 +274,13 @@ def residual_loss(
     chunk: int,
     labels: NDArray[np.integer] | None = None,
     duals: NDArray[np.float64] | None = None,
+    abs_sums: bool = True,
 ) -> ResidualPass:
     """|r_i| and [r_i > 0] for r_i = (y_i − a_i·coef) − intercept and, per chunk of rows,
     Σ ρ(r_i) with ρ(r) = c⁺ r for r > 0, −c⁻ r otherwise (the check loss), Σ |a_ij| per
-    column, and for each row of ``duals`` (q × K, none by default) the sums of
-    :func:`cluster_dual_sums` at u_i = duals[d, labels_i] — all in one read of ``a``."""
+    column (when ``abs_sums``), and for each row of ``duals`` (q × K, none by default) the
+    sums of :func:`cluster_dual_sums` at u_i = duals[d, labels_i], bit for bit — all in one
+    read of ``a``."""
     if duals is None:  # no dual: the loop never reads a label
         duals, labels = np.zeros((0, 1)), np.zeros(0, dtype=np.intp)
     assert labels is not None
@@ -291,6 +296,7 @@ def residual_loss(
             int(chunk),
             _checked(labels, duals.shape[1]),
             np.ascontiguousarray(duals, dtype=np.float64),
+            bool(abs_sums),
         )
     )
 
@@ -350,10 +356,12 @@ def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return loop(a, max(1, min(numba.get_num_threads(), a.shape[0])))
 
 
-def renumbered(labels: NDArray[np.integer]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-    """(the labels present, sorted; each row's rank among them) for non-negative labels below
-    2^31 whose largest fits a table (the caller's rule): one pass to mark, one over the table,
-    one to look up."""
+def renumbered(
+    labels: NDArray[np.integer],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.intp]]:
+    """(the labels present, sorted; their counts; each row's rank among them) for non-negative
+    labels below 2^31 whose largest fits a table (the caller's rule): one pass to count, two
+    over the table, one to look up."""
     if labels.size and int(labels.min()) < 0:
         raise ValueError("labels must be non-negative")
     top = int(labels.max(initial=-1)) + 1

@@ -119,37 +119,38 @@ def residuals4(a, y, coef, intercept, i):
 
 
 @_parallel
-def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals):
-    # per chunk: |r_i| and [r_i > 0], Σ ρ(r) in row order, Σ|a_ij| (four rows per addition
-    # to the column's sum), and the dual sums of dual_chunk while the chunk's rows are in
-    # cache (one read of a)
+def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals, with_abs):
+    # per chunk: |r_i| and [r_i > 0], Σ ρ(r) in row order, Σ|a_ij| when with_abs (four rows
+    # per addition to the column's sum), and the dual sums of dual_chunk while the chunk's
+    # rows are in cache (one read of a)
     n, p = a.shape
     q = duals.shape[0]
     chunks = (n + chunk - 1) // chunk
     size = np.empty(n)
     positive = np.empty(n, dtype=np.int8)
     loss = np.zeros(chunks)
-    abs_sums = np.zeros((chunks, p))
+    abs_sums = np.zeros((chunks if with_abs else 0, p))
     products = np.zeros((chunks, q, p))
     scalars = np.zeros((chunks, q, 5))
     for c in prange(chunks):
         start, stop = c * chunk, min(n, (c + 1) * chunk)
         total = 0.0
-        column = abs_sums[c]
         i = start
         while i < stop:
             if i + 4 <= stop:
                 rows = 4
                 r4 = residuals4(a, y, coef, intercept, i)
-                for j in range(p):
-                    column[j] += (abs(a[i, j]) + abs(a[i + 1, j])) + (
-                        abs(a[i + 2, j]) + abs(a[i + 3, j])
-                    )
+                if with_abs:
+                    for j in range(p):
+                        abs_sums[c, j] += (abs(a[i, j]) + abs(a[i + 1, j])) + (
+                            abs(a[i + 2, j]) + abs(a[i + 3, j])
+                        )
             else:
                 rows = 1
                 r4 = (residual(a, y, coef, intercept, i), 0.0, 0.0, 0.0)
-                for j in range(p):
-                    column[j] += abs(a[i, j])
+                if with_abs:
+                    for j in range(p):
+                        abs_sums[c, j] += abs(a[i, j])
             for k in range(rows):
                 r = r4[k]
                 size[i + k] = abs(r)
@@ -252,20 +253,26 @@ def compensated_column_sums(rows):
 
 @numba.njit(cache=True)
 def renumbered(labels, top):
-    # the labels present (sorted; all in [0, top)) and each row's rank among them
+    # the labels present (sorted; all in [0, top)), their counts and each row's rank among them
     n = labels.size
-    rank = np.zeros(top, dtype=np.int64)
+    count = np.zeros(top, dtype=np.int64)
     for i in range(n):
-        rank[labels[i]] = 1
+        count[labels[i]] += 1
     k = 0
     for c in range(top):
-        if rank[c]:
-            rank[c] = k
+        if count[c]:
             k += 1
     present = np.empty(k, dtype=np.int64)
+    counts = np.empty(k, dtype=np.int64)
+    rank = count  # overwritten in place: rank[c] for the labels present
+    k = 0
+    for c in range(top):
+        if count[c]:
+            present[k] = c
+            counts[k] = count[c]
+            rank[c] = k
+            k += 1
     inverse = np.empty(n, dtype=np.intp)
     for i in range(n):
-        r = rank[labels[i]]
-        inverse[i] = r
-        present[r] = labels[i]
-    return present, inverse
+        inverse[i] = rank[labels[i]]
+    return present, counts, inverse

@@ -14,6 +14,7 @@ iteration is a vectorised pass over the labels, O(n·m) with no Python loop over
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -23,6 +24,7 @@ from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
 __all__ = [
+    "ROW_COUNT",
     "ClusterCounts",
     "Partition",
     "label_indicator",
@@ -309,6 +311,18 @@ def label_indicator(labels: NDArray[np.int64], k: int) -> sp.csr_matrix:
     """The k × n 0/1 matrix S with S[c, i] = 1 iff labels_i = c."""
     n = labels.size
     return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+
+
+class _RowCount:
+    """See :data:`ROW_COUNT`."""
+
+    def __repr__(self) -> str:
+        return "ROW_COUNT"
+
+
+#: in a model's ``cluster_columns`` (rows in blocks): a column of ones, whose cluster sums are
+#: the clusters' numbers of rows — counted exactly, no vector of ones made or read
+ROW_COUNT: Any = _RowCount()
 
 
 def label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:

@@ -71,6 +71,8 @@ from aidopt.certificate import (
     Bound,
     DualPoint,
     abs_column_sums,
+    abs_column_sums_from,
+    abs_column_sums_known,
     accurate_sum,
     accurate_tdot,
     added_blocks,
@@ -86,7 +88,7 @@ from aidopt.data.containers import RegressionData
 from aidopt.data.lad import GENERATOR
 from aidopt.exceptions import DataError, DataWarning, InvalidParameterError
 from aidopt.options import Option
-from aidopt.partition import Partition
+from aidopt.partition import ROW_COUNT, Partition
 from aidopt.program import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, MatrixProgram, ProblemClass
 from aidopt.sample_fits import quantile_fit
 from aidopt.solvers.base import SolveResult
@@ -408,10 +410,12 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return labels
 
     def cluster_columns(self, rows: LADData) -> list[NDArray]:
-        """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data."""
+        """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data (w_i = 1
+        without row weights: the clusters' row counts)."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
-        return [rows.row_weights, rows.weighted_X, rows.weighted_y]
+        w = ROW_COUNT if rows.weight is None else rows.weight
+        return [w, rows.weighted_X, rows.weighted_y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> LADAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
@@ -616,7 +620,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         w = rows.weight
         kernels = compiled.kernels_for(rows.X) if w is None else None
         terms = None
-        if kernels is not None:  # |r|, sign r, chunk sums of ρ(r) and |X| (and the duals' terms)
+        if kernels is not None:  # |r|, sign r, chunk sums of ρ(r) (and of |X|, the duals' terms)
+            known = abs_column_sums_known(rows.X)  # the run's first evaluation sums |X|
             found = kernels.residual_loss(
                 rows.X,
                 rows.y,
@@ -627,8 +632,13 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
                 CHUNK,
                 labels,
                 duals if len(duals) else None,
+                abs_sums=not known,
             )
-            column_sums = found.abs_sums.sum(axis=0) * (1 + rows.n * EPS * 2)
+            column_sums = (
+                abs_column_sums(rows.X)
+                if known
+                else abs_column_sums_from(rows.X, found.abs_sums.sum(axis=0))
+            )
             if len(duals):
                 terms = self._chunk_bound_terms(rows, found.products, found.scalars, column_sums)
             size, regime = found.size, found.positive

@@ -91,7 +91,7 @@ from aidopt.kernels import (
     quadratic_form_error,
 )
 from aidopt.options import Option
-from aidopt.partition import Partition
+from aidopt.partition import ROW_COUNT, Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.sample_fits import pu_fit
 from aidopt.solvers.base import SolveResult
@@ -1078,7 +1078,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
-        return [np.ones(rows.n), w, (w != 1.0).astype(np.float64), rows.labeled, rows.weighted_X]
+        return [ROW_COUNT, w, (w != 1.0).astype(np.float64), rows.labeled, rows.weighted_X]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> PUAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

@@ -72,7 +72,7 @@ from aidopt.data.svm import GENERATOR
 from aidopt.exceptions import DataError
 from aidopt.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.options import Option, from_args
-from aidopt.partition import Partition, nested_labels
+from aidopt.partition import ROW_COUNT, Partition, nested_labels
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.sample_fits import linear_svm_fit
 from aidopt.solvers.base import SolveResult
@@ -670,7 +670,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
         if issparse(rows.X):
             raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
-        return [np.ones(rows.n), rows.row_weights, rows.weighted_X, rows.y]
+        return [ROW_COUNT, rows.row_weights, rows.weighted_X, rows.y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

@@ -219,11 +219,45 @@ def test_cluster_bound_terms_in_one_read_keep_their_bounds(always_compiled, inte
         assert (terms.w_min, terms.n) == (loop.w_min, loop.n)
 
 
+def test_a_run_sums_abs_x_in_its_first_evaluation_only(always_compiled, monkeypatch):
+    """Within a run, the first compiled evaluation of a block also sums |x_ij| (for the
+    residuals' error bound) and remembers it; later ones skip those sums and give the same
+    objective, error bound and regimes."""
+    from aidopt.certificate import abs_column_sums, abs_column_sums_known, data_sums_cached
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel, LADSolution
+
+    rng = np.random.default_rng(16)
+    X = rng.standard_normal((1003, 4)) * np.array([1e-9, 1.0, 1e3, 1e9])
+    data = RegressionData(X, rng.standard_normal(1003), list("abcd"))
+    solution = LADSolution(rng.standard_normal(4), 0.5)
+    asked = []
+    residual_loss = compiled.residual_loss
+
+    def recorded(*args, **options):
+        asked.append(options["abs_sums"])
+        return residual_loss(*args, **options)
+
+    monkeypatch.setattr(compiled, "residual_loss", recorded)
+    model = LADModel()
+    with data_sums_cached():
+        first = model.evaluate_rows(data, solution, 0, data)
+        assert abs_column_sums_known(data.X)
+        second = model.evaluate_rows(data, solution, 0, data)
+        remembered = abs_column_sums(data.X)
+    assert asked == [True, False]
+    assert (first.objective, first.objective_error) == (second.objective, second.objective_error)
+    np.testing.assert_array_equal(first.regime, second.regime)
+    exact = [sum(Fraction(abs(float(v))) for v in column) for column in X.T]
+    assert all(Fraction(float(r)) >= e for r, e in zip(remembered, exact, strict=True))
+
+
 @pytest.mark.parametrize("intercept", [True, False])
 def test_evaluation_and_terms_in_one_read_equal_the_two_reads(always_compiled, intercept):
     """evaluate_and_bound_rows (the residuals, the loss and both duals' chunk sums in one
-    compiled read) = evaluate_rows then cluster_bound_terms: the same regimes, band, objective
-    and certificate terms; the exact rational Zᵀu within the stated bounds."""
+    compiled read) =
+    evaluate_rows then cluster_bound_terms: the same regimes, band, objective and certificate
+    terms, to the bit; the exact rational Zᵀu within the stated bounds."""
     from aidopt.data.containers import RegressionData
     from aidopt.models.lad import LADModel, LADSolution
 
@@ -446,20 +480,23 @@ def test_preload_only_for_large_files(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
 def test_renumbered_labels_equal_unique(always_compiled, dtype):
-    """A block's labels numbered by the compiled loop = np.unique's sorted values and inverse,
-    and the engine's cluster sums use it inside a large run."""
+    """A block's labels numbered by the compiled loop = np.unique's sorted values, counts and
+    inverse, and the engine's cluster sums use it inside a large run (ROW_COUNT: the counts)."""
     from aidopt.engine import partition as block_partition
 
     rng = np.random.default_rng(14)
     labels = rng.choice(np.array([0, 5, 6, 90, 127]), 3000).astype(dtype)
-    present, inverse = compiled.renumbered(labels)
-    values, expected = np.unique(labels, return_inverse=True)
+    present, counts, inverse = compiled.renumbered(labels)
+    values, expected, sizes = np.unique(labels, return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(present, values)
+    np.testing.assert_array_equal(counts, sizes)
     np.testing.assert_array_equal(inverse, expected)
     a = rng.standard_normal((3000, 3))
-    found, sums = block_partition._cluster_sums(a, 0, labels, lambda block: [block[:, 0], block])[1]
+    columns = lambda block: [partition_module.ROW_COUNT, block[:, 0], block]  # noqa: E731
+    found, sums = block_partition._cluster_sums(a, 0, labels, columns)[1]
     np.testing.assert_array_equal(found, values)
-    np.testing.assert_allclose(sums[:, 1:], np.asarray(label_indicator(expected, 5) @ a))
+    np.testing.assert_array_equal(sums[:, 0], sizes)
+    np.testing.assert_allclose(sums[:, 2:], np.asarray(label_indicator(expected, 5) @ a))
     with pytest.raises(ValueError, match="non-negative"):
         compiled.renumbered(np.array([3, -1]))
 

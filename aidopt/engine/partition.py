@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from aidopt import compiled
 from aidopt.engine.blocks import Blocks
-from aidopt.partition import ClusterCounts, label_sums, split_numbering
+from aidopt.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]
 
@@ -151,31 +151,36 @@ def _label_counts(labels: NDArray) -> tuple[NDArray, NDArray]:
     return values, counts[values]
 
 
-def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray]:
-    """The labels present in a block (sorted) and each row's rank among them (a table lookup
-    when labels are few — in one compiled loop when ``kernels`` are given —, else a search)."""
+def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray, NDArray]:
+    """The labels present in a block (sorted), their counts and each row's rank among them (a
+    table lookup when labels are few — in one compiled loop when ``kernels`` are given —,
+    else a search)."""
     top = int(labels.max(initial=-1)) + 1
     if kernels is not None and _fits_table(top, labels) and top <= np.iinfo(np.int32).max:
         return kernels.renumbered(labels)
-    present, _ = _label_counts(labels)
+    present, counts = _label_counts(labels)
     if not _fits_table(top, labels):
-        return present, np.searchsorted(present, labels)
+        return present, counts, np.searchsorted(present, labels)
     rank = np.empty(top, dtype=np.intp)
     rank[present] = np.arange(present.size)
-    return present, rank[labels]
+    return present, counts, rank[labels]
 
 
 def _cluster_sums(block, _offset, labels, columns):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
-    vectors and matrices side by side): a vector by ``bincount``, a matrix by
-    :func:`aidopt.partition.label_sums` (the list is never copied into one matrix)."""
+    vectors, matrices and :data:`ROW_COUNT` side by side): a vector by ``bincount``, a matrix
+    by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix), the
+    row counts from the renumbering."""
     parts = columns(block)
     parts = [parts] if isinstance(parts, np.ndarray) else parts
     matrices = [part for part in parts if np.ndim(part) == 2]
-    present, inverse = _renumbered(labels, compiled.kernels_for(matrices[0]) if matrices else None)
+    kernels = compiled.kernels_for(matrices[0]) if matrices else None
+    present, counts, inverse = _renumbered(labels, kernels)
     k = present.size
     sums = [
-        np.bincount(inverse, weights=part, minlength=k)[:, None]
+        counts.astype(np.float64)[:, None]
+        if part is ROW_COUNT
+        else np.bincount(inverse, weights=part, minlength=k)[:, None]
         if np.ndim(part) == 1
         else label_sums(inverse, part, k)
         for part in parts
