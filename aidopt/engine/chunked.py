@@ -8,7 +8,8 @@ data pass* of the contract (:mod:`aidopt.contract`):
 ``initial_rule(sample, whole, rate)``      what places a row in C^0, fitted on the sample
 ``initial_labels(rows, offset, rule)``     the C^0 labels of a block (one streaming pass)
 ``cluster_columns(rows)``                  per-row columns whose cluster sums are the aggregate
-                                           (a list of vectors and matrices, side by side)
+                                           (a list of vectors and matrices, side by side;
+                                           ``ROW_COUNT`` for a column of ones)
 ``aggregate_from_sums(sums, partition)``   the aggregated data from those sums
 ``evaluate_rows(rows, sol, offset, whole)``  a block's share of E^t, its regimes
 ``bound_candidates(agg, solution)``        the dual points to try, from the aggregated data
