@@ -79,7 +79,8 @@ def test_poly_aid_equals_libsvm_and_dual_recovery():
     X, y = make_svm(500, 2, seed=3)
     data = SVMData.from_arrays(X, y)
     reference = svc_objective(X, y, "poly", gamma=0.5, degree=3, coef0=1.0)
-    result = AIDSolver(KernelSVMModel(kernel="poly", gamma=0.5, degree=3), tol=0.0).solve(data)
+    model = KernelSVMModel(kernel="poly", gamma=0.5, degree=3)
+    result = AIDSolver(model, solver="highs", tol=0.0).solve(data)  # independent of libsvm
     assert result.certified
     assert result.objective == pytest.approx(reference, rel=1e-6)
     alpha = result.solution.entry_duals()  # α̂_i = ᾱ_k / |C_k|, dual optimal for (6)
@@ -93,7 +94,7 @@ def test_poly_aid_equals_libsvm_and_dual_recovery():
 def test_linear_kernel_dual_equals_the_linear_primal():
     X, y = make_svm(1000, 4, seed=4)
     data = SVMData.from_arrays(X, y)
-    dual = AIDSolver(KernelSVMModel(kernel="linear"), tol=0.0).solve(data)
+    dual = AIDSolver(KernelSVMModel(kernel="linear"), solver="highs", tol=0.0).solve(data)
     primal = AIDSolver(SVMModel(), tol=0.0).solve(data)
     assert dual.certified and primal.certified
     assert dual.objective == pytest.approx(primal.objective, rel=1e-8)
@@ -103,10 +104,23 @@ def test_pyomo_dual_21_agrees_with_the_matrix_route():
     X, y = make_svm(300, 2, seed=5)
     data = SVMData.from_arrays(X, y)
     model = KernelSVMModel(kernel="rbf", gamma=1.0)
-    a = AIDSolver(model, tol=0.0).solve(data)
+    a = AIDSolver(model, solver="highs", tol=0.0).solve(data)
     b = AIDSolver(model, solver="pyomo:highs", tol=0.0, rate=0.05, max_iter=50).solve(data)
     assert a.certified and b.certified
     assert b.objective == pytest.approx(a.objective, rel=1e-6)
+
+
+def test_the_libsvm_route_certifies_the_highs_optimum():
+    """The libsvm route (SMO on the aggregated dual, its answer repaired and certified on all
+    rows: the fast one for many clusters) proves the optimum HiGHS' checked route proves."""
+    X, y = make_svm(800, 3, seed=6)
+    data = SVMData.from_arrays(X, y)
+    model = KernelSVMModel(kernel="rbf", gamma=0.5, M=1.0)
+    fast = AIDSolver(model, solver="libsvm", tol=1e-6).solve(data)
+    exact = AIDSolver(model, solver="highs", tol=0.0).solve(data)
+    assert fast.certified and exact.certified
+    assert fast.objective == pytest.approx(exact.objective, rel=1e-6)
+    assert fast.lower_bound <= exact.objective * (1 + 1e-12)
 
 
 def test_one_aggregated_dual_on_each_solver():
