@@ -241,13 +241,19 @@ def _per_array(kind: str, A: Any, compute: Any) -> Any:
     cache = _RUN_CACHE.get()
     if cache is None:
         return compute(A)
-    key = (kind, id(A), A.shape)
-    hit = cache.get(key)
-    if hit is not None and hit[0] is A:  # the array is held, so its id is not reused
+    hit = _remembered(kind, A)
+    if hit is not None:
         return hit[1]
     value = compute(A)
-    cache[key] = (A, value)
+    cache[(kind, id(A), A.shape)] = (A, value)
     return value
+
+
+def _remembered(kind: str, A: Any) -> tuple[Any, Any] | None:
+    """(A, value) remembered by :func:`_per_array` for this array object, else None."""
+    cache = _RUN_CACHE.get()
+    hit = None if cache is None else cache.get((kind, id(A), A.shape))
+    return hit if hit is not None and hit[0] is A else None  # A is held: its id is not reused
 
 
 def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
@@ -259,9 +265,7 @@ def abs_column_sums(A: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]
 def abs_column_sums_known(A: Any) -> bool:
     """True when :func:`abs_column_sums` of A is remembered already (within
     :func:`data_sums_cached`): a pass over A need not sum |a_ij| again."""
-    cache = _RUN_CACHE.get()
-    hit = None if cache is None else cache.get(("abs_column_sums", id(A), A.shape))
-    return hit is not None and hit[0] is A
+    return _remembered("abs_column_sums", A) is not None
 
 
 def abs_column_sums_from(A: Any, sums: NDArray[np.float64]) -> NDArray[np.float64]:
