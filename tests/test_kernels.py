@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernel_sums import grouped_kernel_sums
+from aidopt.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.kernels import (
     Kernel,
     kernel_bound,
@@ -236,3 +236,29 @@ def test_grouped_kernel_sums_equal_the_dense_product(kernel, sk_params, threads,
         np.testing.assert_allclose(got, S @ K, rtol=1e-12, atol=1e-12)
         got = grouped_kernel_sums(kernel, a, groups, 6, b, None, R, threads=threads)
         np.testing.assert_allclose(got, (S > 0) @ K @ R.toarray(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(("kernel", "sk_params"), KERNELS[:4], ids=lambda v: str(v))
+def test_square_grouped_kernel_sums_equal_the_dense_product(
+    kernel, sk_params, threads, monkeypatch
+):
+    """G = S_w K(X, X) from the block pairs I ≤ J only (each off-diagonal block used twice),
+    blocks of 16 rows (the last one short), groups interleaved in X and one group empty:
+    equal to the dense product for dense and sparse rows, with and without weights."""
+    import aidopt.kernel_sums as kernel_sums
+
+    monkeypatch.setattr(kernel_sums, "_SQUARE_ROWS", 16)
+    monkeypatch.setattr(kernel_sums, "_PARALLEL_ENTRIES", 1)
+    rng = np.random.default_rng(17)
+    X = rng.normal(size=(150, 4))
+    groups = rng.integers(0, 7, size=150)
+    groups[groups == 4] = 6  # an empty group
+    w = rng.uniform(0.5, 2.0, size=150)
+    K = pairwise_kernels(X, X, metric=kernel.kind, **sk_params)
+    for weight in (w, None):
+        S = np.zeros((7, 150))
+        S[groups, np.arange(150)] = 1.0 if weight is None else weight
+        for x in (X, sp.csr_matrix(X)):
+            got = square_grouped_kernel_sums(kernel, x, groups, 7, weight, threads=threads)
+            np.testing.assert_allclose(got, S @ K, rtol=1e-12, atol=1e-12)
