@@ -30,9 +30,11 @@ Costs. The model keeps the cluster kernel sums P_iq = Σ_{j∈C_q} K(x_i, x_j) o
 the scores on every entry are P (a/|C|) — O(nK) per iteration instead of O(n·n_SV·d) kernel
 evaluations. After a split only the changed clusters' sums are computed, O(n·|R|·d) for the |R|
 entries of split clusters (the first iteration is O(n²d): the exact centroid Gram needs every
-pair once), with their rows and columns of T; P is held as Pᵀ, a row per cluster, so that the
-kept clusters' sums are copied a row at a time (copying P's columns took 40 % of a run). Larger
-n·K: K̄ by blocks without P, and f by the kernel expansion.
+pair once; K(X, X) is symmetric, so half of it), with their rows and columns of T. P is held
+as a buffer with a row per cluster: a cluster a split left as it was keeps its row in place, the
+changed ones take the rows their parents freed (copying P's columns took 40 % of a run at 2·10^4
+rows, copying its rows 12 % at 10^5). Larger n·K: K̄ by blocks without P, and f by the kernel
+expansion.
 
 The base class :class:`KernelDomainModel` (kernel options, initial clusters, the kernel sums with
 split-only refresh, the factor of K̄, rounding bounds) is shared with SVDD (``models/svdd.py``).
@@ -92,12 +94,13 @@ _SUMS_MAX_ENTRIES = 1 << 28  # the n × K kernel sums are kept up to this size (
 
 
 class KernelSums(NamedTuple):
-    """What an aggregation leaves for the next: the data and labels it summed, Pᵀ (K × n, or
-    None when not kept) and T (K × K)."""
+    """What an aggregation leaves for the next: the data and labels it summed, the kernel sums
+    (``buffer``: a row per cluster at ``rows``; None when not kept) and T (K × K)."""
 
     X: NDArray[np.float64]
     labels: NDArray[np.int64]
-    sums: NDArray[np.float64] | None
+    buffer: NDArray[np.float64] | None
+    rows: NDArray[np.intp] | None
     gram_sum: NDArray[np.float64]
 
 
@@ -107,46 +110,63 @@ def cluster_kernel_sums(
     partition: Partition,
     cache: KernelSums | None,
     weight: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(Pᵀ, T): Pᵀ_qi = Σ_{j∈C_q} ω_j K(x_j, x_i), a row per cluster (K × n; ω = 1 without
-    ``weight``), and the centroid Gram sums T = S_ω P. With ``cache`` from the parent
-    partition (same weights), only the rows of Pᵀ and the rows and columns of T of the
-    clusters a split changed are computed (by symmetry, from the kernel rows of their
-    entries); the others are copied, a row of Pᵀ at a time."""
+) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.float64]]:
+    """(buffer, rows, T): row rows_q of the buffer is P_{·q} = Σ_{j∈C_q} ω_j K(x_j, x_i) over
+    all n rows i (ω = 1 without ``weight``), and T = S_ω P are the centroid Gram sums. With
+    ``cache`` from the parent partition (same weights), a cluster a split left as it was keeps
+    its parent's row, in place, and its block of T; only the changed clusters' sums are
+    computed (by symmetry, from the kernel rows of their entries), into the rows their parents
+    freed (the buffer grows by half when they do not suffice; unused rows hold finite sums
+    or zeros). The parent's aggregate then no longer owns its rows."""
     n, K = X.shape[0], partition.n_clusters
     parent, labels = partition.parent, partition.labels
-    Pt = np.empty((K, n))
     T = np.empty((K, K))
     remade = np.ones(K, dtype=bool)
     if (
         cache is not None
-        and cache.sums is not None
+        and cache.buffer is not None
+        and cache.rows is not None
         and parent is not None
         and cache.X is X
         and cache.labels.size == n
-        and parent.max() < cache.sums.shape[0]
+        and parent.max() < cache.rows.size
         and np.array_equal(parent[labels], cache.labels)
     ):
-        prev_sizes = np.bincount(cache.labels, minlength=cache.sums.shape[0])
+        prev_sizes = np.bincount(cache.labels, minlength=cache.rows.size)
         remade = partition.sizes != prev_sizes[parent]
         kept = np.flatnonzero(~remade)
-        Pt[kept] = cache.sums[parent[kept]]
+        rows = np.empty(K, dtype=np.intp)
+        rows[kept] = cache.rows[parent[kept]]
         T[np.ix_(kept, kept)] = cache.gram_sum[np.ix_(parent[kept], parent[kept])]
+        buffer = cache.buffer
+        free = np.setdiff1d(np.arange(buffer.shape[0]), rows[kept])
+        short = K - kept.size - free.size
+        if short > 0:
+            grown = np.zeros((buffer.shape[0] + max(short, buffer.shape[0] // 2), n))
+            grown[: buffer.shape[0]] = buffer
+            free = np.r_[free, np.arange(buffer.shape[0], grown.shape[0])]
+            buffer = grown
+        rows[remade] = free[: K - kept.size]
+    else:
+        buffer, rows = None, np.arange(K)
     cols = np.flatnonzero(remade)
     position = np.full(K, -1)
     position[cols] = np.arange(cols.size)
     if cols.size == K:  # every cluster: K(X, X) is symmetric, half its entries serve
         fresh = square_grouped_kernel_sums(kernel, X, labels, K, weight)
     else:
-        rows = np.flatnonzero(remade[labels])
-        w = None if weight is None else weight[rows]
-        fresh = grouped_kernel_sums(kernel, X[rows], position[labels[rows]], cols.size, X, w)
-    Pt[cols] = fresh
+        members = np.flatnonzero(remade[labels])
+        w = None if weight is None else weight[members]
+        fresh = grouped_kernel_sums(kernel, X[members], position[labels[members]], cols.size, X, w)
+    if buffer is None:
+        buffer = fresh  # C^0 (or no usable parent): every row computed, in cluster order
+    else:
+        buffer[rows[cols]] = fresh
     S = partition.indicator() if weight is None else partition.indicator() @ sp.diags(weight)
     fresh_gram = np.asarray(S @ fresh.T)  # T[:, cols]
     T[:, cols] = fresh_gram
     T[cols, :] = fresh_gram.T
-    return Pt, T
+    return buffer, rows, T
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,7 +181,8 @@ class DomainAggregate:
     X: NDArray[np.float64]
     total: float  # N = Σ_i ω_i
     row_weight: NDArray[np.float64] | None = None  # ω_i, None: every row weighs 1
-    sums: NDArray[np.float64] | None = None  # Pᵀ (K × n), when kept
+    sums: NDArray[np.float64] | None = None  # P_{·k} at row sum_rows[k], when kept (until
+    sum_rows: NDArray[np.intp] | None = None  # the next aggregation reuses the rows)
 
     @property
     def gram(self) -> NDArray[np.float64]:
@@ -246,13 +267,13 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         kernel = self.kernel_for(data.m)
         cache = self._cache if self._cache_weight is data.weight else None
         omega = data.weight
-        P = None
+        P, rows = None, None
         if data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES:
-            P, T = cluster_kernel_sums(kernel, data.X, partition, cache, omega)
+            P, rows, T = cluster_kernel_sums(kernel, data.X, partition, cache, omega)
         else:
             square = None if cache is None else (cache.X, cache.labels, cache.gram_sum)
             T = refreshed_gram_sums(kernel, data.X, partition, square, omega)
-        self._cache = KernelSums(data.X, partition.labels, P, T)
+        self._cache = KernelSums(data.X, partition.labels, P, rows, T)
         self._cache_weight = omega
         T = 0.5 * (T + T.T)
         weight = partition.weights(omega)
@@ -266,13 +287,16 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
             total=data.total_weight,
             row_weight=omega,
             sums=P,
+            sum_rows=rows,
         )
 
     def train_scores(self, agg: DomainAggregate, a: NDArray[np.float64]) -> dict[str, Any]:
         """Σ_k (a_k/W_k) P_ik on every entry, when the kernel sums are kept."""
-        if agg.sums is None:
+        if agg.sums is None or agg.sum_rows is None:
             return {}
-        return {"train_expansion": (a / agg.weight) @ agg.sums, "train_X": agg.X}
+        coef = np.zeros(agg.sums.shape[0])  # zero on the rows no cluster owns
+        coef[agg.sum_rows] = a / agg.weight
+        return {"train_expansion": coef @ agg.sums, "train_X": agg.X}
 
     @staticmethod
     def factor(agg: DomainAggregate) -> NDArray[np.float64]:

@@ -12,7 +12,7 @@ from aidopt.data.containers import FeatureData
 from aidopt.estimators import SupportVectorClustering, estimator_for
 from aidopt.kernels import Kernel
 from aidopt.models.ocsvm import OneClassSVMModel
-from aidopt.models.ocsvm_kernel import KernelOneClassModel
+from aidopt.models.ocsvm_kernel import KernelOneClassModel, KernelSums
 from aidopt.models.svdd import SVDDModel
 
 cp = pytest.importorskip("cvxpy")
@@ -135,3 +135,32 @@ def test_estimators_take_sample_weight():
     fitted = generic.fit(X[keep], sample_weight=counts[keep])
     direct = solve(SVDDModel(C=0.05, kernel="rbf", gamma=GAMMA), X[keep], counts[keep])
     assert fitted.objective_ == pytest.approx(direct.objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_kernel_sums_kept_across_splits_equal_a_fresh_computation(weighted):
+    """The one-class models' kernel sums P (a buffer row per cluster: kept clusters keep their
+    parent's row, split ones take freed rows, the buffer grows when they run out) and T after
+    three rounds of splits equal the sums computed from scratch for the final partition."""
+    from aidopt.kernel_sums import grouped_kernel_sums
+    from aidopt.models.ocsvm_kernel import cluster_kernel_sums
+    from aidopt.partition import Partition
+
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(300, 2))
+    omega = rng.uniform(0.5, 2.0, size=300) if weighted else None
+    kernel = Kernel("rbf", gamma=0.7)
+    partition = Partition.from_labels(rng.integers(0, 4, size=300))
+    buffer, rows, T = cluster_kernel_sums(kernel, X, partition, None, omega)
+    for _ in range(3):  # split about half of the clusters, by a random regime
+        regime = rng.integers(0, 2, size=300) * (partition.labels % 2 == 0)
+        partition, _ = partition.split(regime)
+        cache = KernelSums(X, partition.parent[partition.labels], buffer, rows, T)
+        buffer, rows, T = cluster_kernel_sums(kernel, X, partition, cache, omega)
+    K = partition.n_clusters
+    expected = grouped_kernel_sums(kernel, X, partition.labels, K, X, omega)
+    np.testing.assert_allclose(buffer[rows], expected, rtol=1e-12, atol=1e-12)
+    S = np.zeros((K, 300))
+    S[partition.labels, np.arange(300)] = 1.0 if omega is None else omega
+    np.testing.assert_allclose(T, S @ expected.T, rtol=1e-12, atol=1e-12)
+    assert buffer.shape[0] > 4  # the buffer grew past C^0's rows
