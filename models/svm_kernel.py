@@ -63,7 +63,7 @@ from aidopt.certificate import (
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
-from aidopt.kernel_sums import grouped_kernel_sums
+from aidopt.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.kernels import (
     Kernel,
     kernel_bound,
@@ -100,6 +100,7 @@ __all__ = [
 
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplane
+_SQUARE_SUMS_MAX = 1 << 25  # every cluster's sums S K (K × n) held at once up to this size
 
 
 def centroid_gram_sums(
@@ -114,10 +115,14 @@ def centroid_gram_sums(
 
     With ``rows`` (entry indices) only the contributions of those entries are summed, i.e. the
     rows of T for the clusters that contain them (all of whose entries must be in ``rows``).
+    Without, T = S (S K)ᵀ from the blocks on and above the diagonal of the symmetric K(X, X)
+    while S K (K × n) fits :data:`_SQUARE_SUMS_MAX` entries.
     """
     n, K = X.shape[0], partition.n_clusters
     w = np.ones(n) if weight is None else weight
     S = sp.csr_matrix((w, (partition.labels, np.arange(n))), shape=(K, n))  # weighted indicator
+    if rows is None and n * K <= _SQUARE_SUMS_MAX:  # T = S (S K)ᵀ from half of K(X, X)
+        return np.asarray(S @ square_grouped_kernel_sums(kernel, X, partition.labels, K, w).T)
     idx = np.arange(n) if rows is None else rows
     return grouped_kernel_sums(kernel, X[idx], partition.labels[idx], K, X, w[idx], S.T)
 
