@@ -116,8 +116,9 @@ def cluster_kernel_sums(
     ``cache`` from the parent partition (same weights), a cluster a split left as it was keeps
     its parent's row, in place, and its block of T; only the changed clusters' sums are
     computed (by symmetry, from the kernel rows of their entries), into the rows their parents
-    freed (the buffer grows by half when they do not suffice; unused rows hold finite sums
-    or zeros). The parent's aggregate then no longer owns its rows."""
+    freed (the buffer grows by half, within :data:`_SUMS_MAX_ENTRIES`, when they do not
+    suffice; unused rows hold finite sums or zeros). The parent's aggregate then no longer owns
+    its rows."""
     n, K = X.shape[0], partition.n_clusters
     parent, labels = partition.parent, partition.labels
     T = np.empty((K, K))
@@ -140,9 +141,9 @@ def cluster_kernel_sums(
         T[np.ix_(kept, kept)] = cache.gram_sum[np.ix_(parent[kept], parent[kept])]
         buffer = cache.buffer
         free = np.setdiff1d(np.arange(buffer.shape[0]), rows[kept])
-        short = K - kept.size - free.size
-        if short > 0:
-            grown = np.zeros((buffer.shape[0] + max(short, buffer.shape[0] // 2), n))
+        if K > buffer.shape[0]:  # half again, within the cap on the kept sums
+            top = max(K, min(buffer.shape[0] * 3 // 2, _SUMS_MAX_ENTRIES // n))
+            grown = np.zeros((top, n))
             grown[: buffer.shape[0]] = buffer
             free = np.r_[free, np.arange(buffer.shape[0], grown.shape[0])]
             buffer = grown
