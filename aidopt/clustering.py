@@ -50,11 +50,14 @@ def kmeans_lloyd(
     *,
     full: bool = False,
     standardize: bool = True,
+    seed_sample: int | None = None,
 ) -> NDArray[np.int64]:
     """Labels 0..K-1 (K ≤ k) from k-means with k-means++ seeds (scikit-learn's
     ``kmeans_plusplus``): one Lloyd step (assign, update, assign), or ``full`` k-means (Lloyd to
-    convergence, the best of 3 seedings by within-cluster scatter). The run's deadline is
-    checked between steps (:func:`aidopt.deadline.check`), so a time limit holds."""
+    convergence, the best of 3 seedings by within-cluster scatter). With ``seed_sample`` the
+    seeds are drawn from that many random rows (k-means++ costs O(n·k·log k) distances: 3.9 s
+    of a 42 s one-class run at 10^5 rows and 500 clusters). The run's deadline is checked
+    between steps (:func:`aidopt.deadline.check`), so a time limit holds."""
     from sklearn.cluster import kmeans_plusplus
 
     from aidopt.deadline import check
@@ -63,7 +66,10 @@ def kmeans_lloyd(
     best: tuple[float, NDArray[np.int64]] | None = None
     for _ in range(3 if full else 1):
         check("the initial k-means")
-        centres, _ = kmeans_plusplus(z, k, random_state=int(rng.integers(2**31 - 1)))
+        pool = z
+        if seed_sample is not None and seed_sample < z.shape[0]:
+            pool = z[np.sort(rng.choice(z.shape[0], size=max(k, seed_sample), replace=False))]
+        centres, _ = kmeans_plusplus(pool, k, random_state=int(rng.integers(2**31 - 1)))
         labels = _nearest(z, centres)
         for _ in range(_LLOYD_STEPS if full else 1):
             check("the initial k-means")

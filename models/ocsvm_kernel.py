@@ -257,10 +257,12 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     def initial_partition(
         self, data: FeatureData, rate: float, rng: np.random.Generator
     ) -> Partition:
-        """k-means (k-means++ seeds, one Lloyd step) in input space: for an RBF kernel, rows that
-        are close in input space are close in feature space, so clusters start near pure."""
+        """k-means (k-means++ seeds from 20k random rows, one Lloyd step over all) in input
+        space: for an RBF kernel, rows that are close in input space are close in feature space,
+        so clusters start near pure."""
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, _MIN_CLUSTERS))
-        return Partition.from_labels(kmeans_lloyd(data.X, k, rng, standardize=False))
+        labels = kmeans_lloyd(data.X, k, rng, standardize=False, seed_sample=20 * k)
+        return Partition.from_labels(labels)
 
     def aggregate(self, data: FeatureData, partition: Partition) -> DomainAggregate:
         """T = S P with the kept kernel sums P (:func:`cluster_kernel_sums`: refreshed for split

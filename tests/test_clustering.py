@@ -48,3 +48,26 @@ def test_full_kmeans_holds_the_deadline_and_beats_one_pass():
     assert scatter(full) <= scatter(one)
     with deadline(1e-9), pytest.raises(TimeLimitReached, match="initial k-means"):
         kmeans_lloyd(z, 8, np.random.default_rng(1), full=True)
+
+
+def test_kmeans_seeds_from_a_sample_stay_near_the_full_seeding():
+    """k-means++ seeds from a random sample of 20k rows, then one Lloyd step over all rows:
+    every row labelled, the clusters' scatter within 10 % of seeding on all rows; a sample as
+    large as the data changes nothing (the same random stream)."""
+    from aidopt.clustering import kmeans_lloyd
+
+    rng = np.random.default_rng(3)
+    centres = rng.normal(scale=6.0, size=(30, 2))
+    z = centres[rng.integers(0, 30, size=20_000)] + rng.normal(size=(20_000, 2))
+
+    def scatter(labels):
+        counts = np.bincount(labels)
+        means = np.stack([np.bincount(labels, weights=z[:, j]) / counts for j in range(2)], 1)
+        return float(((z - means[labels]) ** 2).sum())
+
+    whole = kmeans_lloyd(z, 30, np.random.default_rng(4), standardize=False)
+    sampled = kmeans_lloyd(z, 30, np.random.default_rng(4), standardize=False, seed_sample=600)
+    assert sampled.shape == (20_000,) and np.unique(sampled).size == sampled.max() + 1 <= 30
+    assert scatter(sampled) <= 1.1 * scatter(whole)
+    same = kmeans_lloyd(z, 30, np.random.default_rng(4), standardize=False, seed_sample=20_000)
+    np.testing.assert_array_equal(same, whole)
