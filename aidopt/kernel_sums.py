@@ -23,6 +23,7 @@ the models' rounding bounds hold for any order.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -54,10 +55,7 @@ def grouped_kernel_sums(
     """G = S_w K(A, B) R (see the module docstring): shape (n_groups, len(B)) without ``right``,
     (n_groups, right.shape[1]) with it. ``groups`` are in [0, n_groups); ``weight`` (w_i per
     row of A) defaults to 1; ``threads`` defaults to the BLAS threads the caller allows."""
-    order = np.argsort(groups, kind="stable")
-    A = A[order]
-    w = np.ones(A.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)[order]
-    chunks = _row_chunks(A, np.asarray(groups)[order], w, kernel._norms(A))
+    _, chunks = _sorted_chunks(kernel, A, groups, weight, _TILE_ROWS)
     if issparse(right):
         right = sp.csr_matrix(right)  # sliced by rows, tile by tile
     sq_b = kernel._norms(B)
@@ -80,18 +78,8 @@ def grouped_kernel_sums(
             if right is not None:
                 out += _times(sums, right[c0:c1])
 
-    if len(ranges) == 1:
-        columns(0)
-    else:
-        with ThreadPoolExecutor(len(ranges) - 1) as pool:
-            others = [pool.submit(columns, part) for part in range(1, len(ranges))]
-            columns(0)
-            for future in others:
-                future.result()
-    total = outputs[0]
-    for out in outputs[1:]:
-        total += out
-    return total
+    _in_parallel(columns, len(ranges))
+    return _added(outputs)
 
 
 def square_grouped_kernel_sums(
@@ -107,13 +95,9 @@ def square_grouped_kernel_sums(
     rows, and each block pair I < J forms K(X_I, X_J) once for both G[:, J] += S_I K and
     G[:, I] += S_J Kᵀ (the diagonal blocks once). The pairs go round-robin to the threads,
     each adding into a G of its own (summed at the end)."""
-    order = np.argsort(groups, kind="stable")
-    Xs = X[order]
-    w = np.ones(X.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)[order]
     n = X.shape[0]
-    blocks = _row_chunks(Xs, np.asarray(groups)[order], w, kernel._norms(Xs), _SQUARE_ROWS)
-    starts = range(0, n, _SQUARE_ROWS)
-    spans = [slice(r0, min(n, r0 + _SQUARE_ROWS)) for r0 in starts]
+    order, blocks = _sorted_chunks(kernel, X, groups, weight, _SQUARE_ROWS)
+    spans = [slice(r0, min(n, r0 + _SQUARE_ROWS)) for r0 in range(0, n, _SQUARE_ROWS)]
     pairs = [(i, j) for i in range(len(blocks)) for j in range(i, len(blocks))]
     parts = _thread_count(threads, n * n // 2, len(pairs), 1)
     outputs = [np.zeros((n_groups, n)) for _ in range(parts)]
@@ -128,20 +112,40 @@ def square_grouped_kernel_sums(
             if i != j:
                 out[ids_j, spans[i]] += owner_j @ K.T
 
-    if parts == 1:
-        work(0)
-    else:
-        with ThreadPoolExecutor(parts - 1) as pool:
-            others = [pool.submit(work, part) for part in range(1, parts)]
-            work(0)
-            for future in others:
-                future.result()
-    total = outputs[0]
-    for out in outputs[1:]:
-        total += out
+    _in_parallel(work, parts)
+    total = _added(outputs)
     result = np.empty_like(total)
     result[:, order] = total
     return result
+
+
+def _in_parallel(work: Callable[[int], None], parts: int) -> None:
+    """work(0), …, work(parts − 1): part 0 on the calling thread, the others on a pool."""
+    if parts == 1:
+        work(0)
+        return
+    with ThreadPoolExecutor(parts - 1) as pool:
+        others = [pool.submit(work, part) for part in range(1, parts)]
+        work(0)
+        for future in others:
+            future.result()
+
+
+def _added(outputs: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The threads' outputs added into the first."""
+    total = outputs[0]
+    for out in outputs[1:]:
+        total += out
+    return total
+
+
+def _sorted_chunks(kernel, A, groups, weight, rows: int) -> tuple[NDArray[np.intp], list[tuple]]:
+    """(the order that sorts A by group, :func:`_row_chunks` of the sorted rows with their
+    weights, 1 without ``weight``)."""
+    order = np.argsort(groups, kind="stable")
+    A = A[order]
+    w = np.ones(A.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)[order]
+    return order, _row_chunks(A, np.asarray(groups)[order], w, kernel._norms(A), rows)
 
 
 def _row_chunks(A, groups, w, sq_a, rows: int = _TILE_ROWS) -> list[tuple]:

@@ -151,11 +151,11 @@ def cluster_kernel_sums(
     else:
         buffer, rows = None, np.arange(K)
     cols = np.flatnonzero(remade)
-    position = np.full(K, -1)
-    position[cols] = np.arange(cols.size)
     if cols.size == K:  # every cluster: K(X, X) is symmetric, half its entries serve
         fresh = square_grouped_kernel_sums(kernel, X, labels, K, weight)
     else:
+        position = np.full(K, -1)
+        position[cols] = np.arange(cols.size)
         members = np.flatnonzero(remade[labels])
         w = None if weight is None else weight[members]
         fresh = grouped_kernel_sums(kernel, X[members], position[labels[members]], cols.size, X, w)
