@@ -106,9 +106,9 @@ class Partition(ClusterCounts):
         """Number of entries."""
         return int(self.labels.size)
 
-    def indicator(self) -> sp.csr_matrix:
-        """The K×n 0/1 matrix S with S[k, i] = 1 iff i ∈ C_k."""
-        return label_indicator(self.labels, self.n_clusters)
+    def indicator(self, weight: NDArray[np.float64] | None = None) -> sp.csr_matrix:
+        """The K×n matrix S with S[k, i] = 1 (or ω_i, given weights) iff i ∈ C_k, else 0."""
+        return label_indicator(self.labels, self.n_clusters, weight)
 
     def members(self, k: int) -> NDArray[np.int64]:
         """Indices of the entries of C_k (O(n); for inspection and tests, not for hot loops)."""
@@ -307,10 +307,13 @@ def nested_labels(groups: ArrayLike, labels: ArrayLike) -> NDArray[np.int64]:
 _BINCOUNT_ENTRIES = 2**16  # below this many entries, sum a matrix by labels column by column
 
 
-def label_indicator(labels: NDArray[np.int64], k: int) -> sp.csr_matrix:
-    """The k × n 0/1 matrix S with S[c, i] = 1 iff labels_i = c."""
+def label_indicator(
+    labels: NDArray[np.int64], k: int, weight: NDArray[np.float64] | None = None
+) -> sp.csr_matrix:
+    """The k × n matrix S with S[c, i] = 1 (or ω_i, given weights) iff labels_i = c, else 0."""
     n = labels.size
-    return sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    values = np.ones(n) if weight is None else weight
+    return sp.csr_matrix((values, (labels, np.arange(n))), shape=(k, n))
 
 
 class _RowCount:

@@ -163,7 +163,7 @@ def cluster_kernel_sums(
         buffer = fresh  # C^0 (or no usable parent): every row computed, in cluster order
     else:
         buffer[rows[cols]] = fresh
-    S = partition.indicator() if weight is None else partition.indicator() @ sp.diags(weight)
+    S = partition.indicator(weight)
     fresh_gram = np.asarray(S @ fresh.T)  # T[:, cols]
     T[:, cols] = fresh_gram
     T[cols, :] = fresh_gram.T

@@ -47,7 +47,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -120,7 +119,7 @@ def centroid_gram_sums(
     """
     n, K = X.shape[0], partition.n_clusters
     w = np.ones(n) if weight is None else weight
-    S = sp.csr_matrix((w, (partition.labels, np.arange(n))), shape=(K, n))  # weighted indicator
+    S = partition.indicator(w)  # weighted indicator
     if rows is None and n * K <= _SQUARE_SUMS_MAX:  # T = S (S K)ᵀ from half of K(X, X)
         return np.asarray(S @ square_grouped_kernel_sums(kernel, X, partition.labels, K, w).T)
     idx = np.arange(n) if rows is None else rows
