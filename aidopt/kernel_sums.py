@@ -148,7 +148,7 @@ def _sorted_chunks(kernel, A, groups, weight, rows: int) -> tuple[NDArray[np.int
     return order, _row_chunks(A, np.asarray(groups)[order], w, kernel._norms(A), rows)
 
 
-def _row_chunks(A, groups, w, sq_a, rows: int = _TILE_ROWS) -> list[tuple]:
+def _row_chunks(A, groups, w, sq_a, rows: int) -> list[tuple]:
     """A (sorted by group) in chunks of ``rows`` rows: each chunk's rows, their squared
     norms (rbf), its groups and the weighted indicator that sums its kernel rows per group (a
     small matrix product: ``np.add.reduceat`` took 4–6× longer); the groups as a slice when

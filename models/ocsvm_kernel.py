@@ -182,8 +182,10 @@ class DomainAggregate:
     X: NDArray[np.float64]
     total: float  # N = Σ_i ω_i
     row_weight: NDArray[np.float64] | None = None  # ω_i, None: every row weighs 1
-    sums: NDArray[np.float64] | None = None  # P_{·k} at row sum_rows[k], when kept (until
-    sum_rows: NDArray[np.intp] | None = None  # the next aggregation reuses the rows)
+    # P_{·k} at row sum_rows[k] of ``sums``, when kept; valid until the next aggregation
+    # reuses the rows
+    sums: NDArray[np.float64] | None = None
+    sum_rows: NDArray[np.intp] | None = None
 
     @property
     def gram(self) -> NDArray[np.float64]:
