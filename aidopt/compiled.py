@@ -73,6 +73,7 @@ RUN_ENTRIES = 1 << 25
 MIN_ENTRIES = 1 << 16
 #: per-thread tables of cluster sums larger than this are not made (one table instead)
 _THREAD_TABLE_BYTES = 1 << 28
+_NO_VECTOR = np.zeros(0)  #: label_sums without a vector column
 _IN_LARGE_RUN = contextvars.ContextVar("aidopt_compiled", default=False)
 _loading: threading.Thread | None = None  #: the background load started by :func:`preload`
 _load_error: list[BaseException] = []  #: why the load failed (then the numpy path serves)
@@ -184,7 +185,7 @@ def _compiled() -> _Kernels:
     labels, real, integer = types.Array(types.intp, 1, "C"), types.float64, types.int64
     counts = types.Array(types.int64, 1, "C")
     signatures = {
-        "label_sums": (labels, matrix, integer, integer),
+        "label_sums": (labels, matrix, vector, integer, integer),
         "chunk_tdot": (matrix, vector, integer),
         "cluster_dual_sums": (matrix, vector, labels, matrix, integer),
         "residual_loss": (
@@ -215,16 +216,26 @@ def _checked(labels: NDArray[np.integer], k: int) -> NDArray[np.intp]:
     return labels.astype(np.intp, copy=False)
 
 
-def label_sums(labels: NDArray[np.integer], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """(k, q) sums Σ_{labels_i = c} a_i: each core sums its share of the rows into a table of
-    its own (one table when k·q is large), the tables added at the end."""
+def label_sums(
+    labels: NDArray[np.integer],
+    a: NDArray[np.float64],
+    k: int,
+    vector: NDArray[np.float64] | None = None,
+) -> NDArray[np.float64]:
+    """(k, q) sums Σ_{labels_i = c} a_i — with Σ_{labels_i = c} vector_i in a last column when
+    a ``vector`` (n,) is given, summed in the same read —: each core sums its share of the rows
+    into a table of its own (one table when k·q is large), the tables added at the end."""
     import numba
 
+    v = _NO_VECTOR if vector is None else np.ascontiguousarray(vector, dtype=np.float64)
+    if v.size not in (0, a.shape[0]):
+        raise ValueError(f"a vector of {v.size} entries beside {a.shape[0]} rows")
     threads = numba.get_num_threads()
-    parts = threads if threads * k * a.shape[1] * 8 <= _THREAD_TABLE_BYTES else 1
+    q = a.shape[1] + min(v.size, 1)
+    parts = threads if threads * k * q * 8 <= _THREAD_TABLE_BYTES else 1
     parts = max(1, min(parts, a.shape[0]))
     loop = _compiled().label_sums
-    return loop(_checked(labels, k), a, int(k), parts)
+    return loop(_checked(labels, k), a, v, int(k), parts)
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:

@@ -54,6 +54,77 @@ def test_label_sums_add_every_row_once(always_compiled):
     np.testing.assert_array_equal(compiled.label_sums(labels, a, 50), expected)
 
 
+def test_label_sums_with_a_vector_sum_it_in_a_last_column(always_compiled):
+    """label_sums(labels, a, k, v): the sums of a, then Σ v per cluster in the same read (exact
+    on integers, whatever the order); a vector of another length is refused by name."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-1000, 1000, (50_001, 4)).astype(np.float64)
+    v = rng.integers(-1000, 1000, a.shape[0]).astype(np.float64)
+    labels = rng.integers(0, 70, a.shape[0])
+    got = compiled.label_sums(labels, a, 70, v)
+    np.testing.assert_array_equal(got[:, :4], compiled.label_sums(labels, a, 70))
+    np.testing.assert_array_equal(got[:, 4], np.bincount(labels, weights=v, minlength=70))
+    with pytest.raises(ValueError, match="a vector of 3 entries beside 50001 rows"):
+        compiled.label_sums(labels, a, 70, v[:3])
+
+
+@pytest.mark.parametrize("layout", ["count-matrix-vector", "vector-matrix-vectors"])
+def test_block_cluster_sums_put_the_fused_vector_in_its_place(monkeypatch, layout):
+    """A block's cluster sums in a large run (the first vector summed in the first matrix's
+    read) = the numpy path's, column for column (integer values: exact in any order)."""
+    from aidopt.engine import partition as block_partition
+
+    rng = np.random.default_rng(5)
+    block = rng.integers(-100, 100, (4000, 3)).astype(np.float64)
+    labels = rng.integers(0, 40, 4000)
+    w, y = rng.integers(1, 5, 4000).astype(np.float64), block[:, 0] * 3.0
+    if layout == "count-matrix-vector":
+        columns = lambda rows: [partition_module.ROW_COUNT, rows, y]  # noqa: E731
+    else:
+        columns = lambda rows: [w, rows * w[:, None], w * y, y]  # noqa: E731
+    plain = block_partition._cluster_sums(block, 0, labels, columns)[1]
+    monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 0)
+    calls = []
+    original = compiled.label_sums
+    monkeypatch.setattr(compiled, "label_sums", lambda *a: calls.append(len(a)) or original(*a))
+    with compiled.for_run(1):
+        fused = block_partition._cluster_sums(block, 0, labels, columns)[1]
+    assert calls == [4]  # one read: the matrix with the first vector
+    np.testing.assert_array_equal(fused[0], plain[0])
+    np.testing.assert_array_equal(fused[1], plain[1])
+
+
+def test_dual_sums_add_in_row_order(always_compiled):
+    """The chunk sums of the duals' scalars (Σ u y, Σ|u y|, Σ u, Σ|u|, max|u|) are those of a
+    loop over the chunk's rows in order, to the bit, and the products those of four rows per
+    addition (the order the certificate's rounding bound counts)."""
+    rng = np.random.default_rng(9)
+    n, k, chunk = 1030, 17, 256
+    a = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    y = rng.standard_normal(n) * 1e3
+    labels = rng.integers(0, k, n)
+    duals = rng.uniform(-1.0, 1.0, (2, k))
+    products, scalars = compiled.cluster_dual_sums(a, y, labels, duals, chunk)
+    for c, start in enumerate(range(0, n, chunk)):
+        stop = min(n, start + chunk)
+        for d in range(2):
+            total, top, row, i = [0.0] * 4, 0.0, np.zeros(3), start
+            for r in range(start, stop):
+                u = float(duals[d, labels[r]])
+                uy = u * float(y[r])
+                total = [total[0] + uy, total[1] + abs(uy), total[2] + u, total[3] + abs(u)]
+                top = max(top, abs(u))
+            while i + 4 <= stop:
+                u0, u1, u2, u3 = duals[d, labels[i : i + 4]]
+                row += (u0 * a[i] + u1 * a[i + 1]) + (u2 * a[i + 2] + u3 * a[i + 3])
+                i += 4
+            for r in range(i, stop):
+                row += duals[d, labels[r]] * a[r]
+            assert list(scalars[c, d]) == [*total, top]
+            np.testing.assert_array_equal(products[c, d], row)
+
+
 @pytest.mark.parametrize("n", [1, 255, 256, 257, 256 * 40 + 3])
 def test_compiled_tdot_keeps_the_certificate_bound(always_compiled, n):
     """Aᵀv with chunk sums from the compiled loop: within the stated bound of the exact value."""

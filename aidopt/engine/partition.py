@@ -169,22 +169,29 @@ def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray,
 def _cluster_sums(block, _offset, labels, columns):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
     vectors, matrices and :data:`ROW_COUNT` side by side): a vector by ``bincount``, a matrix
-    by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix), the
-    row counts from the renumbering."""
+    by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
+    compiled loops the first vector is summed in the first matrix's read), the row counts from
+    the renumbering."""
     parts = columns(block)
     parts = [parts] if isinstance(parts, np.ndarray) else parts
-    matrices = [part for part in parts if np.ndim(part) == 2]
-    kernels = compiled.kernels_for(matrices[0]) if matrices else None
+    matrices = [j for j, part in enumerate(parts) if np.ndim(part) == 2]
+    kernels = compiled.kernels_for(parts[matrices[0]]) if matrices else None
     present, counts, inverse = _renumbered(labels, kernels)
     k = present.size
-    sums = [
-        counts.astype(np.float64)[:, None]
-        if part is ROW_COUNT
-        else np.bincount(inverse, weights=part, minlength=k)[:, None]
-        if np.ndim(part) == 1
-        else label_sums(inverse, part, k)
-        for part in parts
-    ]
+    sums: list[Any] = [None] * len(parts)
+    vectors = [j for j, part in enumerate(parts) if part is not ROW_COUNT and np.ndim(part) == 1]
+    if kernels is not None and vectors:
+        both = kernels.label_sums(inverse, parts[matrices[0]], k, parts[vectors[0]])
+        sums[matrices[0]], sums[vectors[0]] = both[:, :-1], both[:, -1:]
+    for j, part in enumerate(parts):
+        if sums[j] is None:
+            sums[j] = (
+                counts.astype(np.float64)[:, None]
+                if part is ROW_COUNT
+                else np.bincount(inverse, weights=part, minlength=k)[:, None]
+                if np.ndim(part) == 1
+                else label_sums(inverse, part, k)
+            )
     return (), (present, np.hstack(sums))
 
 
