@@ -182,16 +182,21 @@ def _compiled() -> _Kernels:
 
     types = numba.types
     vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")
-    labels, real, integer = types.Array(types.intp, 1, "C"), types.float64, types.int64
+    real, integer = types.float64, types.int64
     counts = types.Array(types.int64, 1, "C")
+    # labels: the blocks' states are int32 (passed as they are), others intp
+    label_kinds = [types.Array(kind, 1, "C") for kind in (types.int32, types.intp)]
     signatures = {
-        "label_sums": (labels, matrix, vector, integer, integer),
+        "label_sums": [(labels, matrix, vector, integer, integer) for labels in label_kinds],
         "chunk_tdot": (matrix, vector, integer),
-        "cluster_dual_sums": (matrix, vector, labels, matrix, integer),
-        "residual_loss": (
-            *(matrix, vector, vector, real, real, real, integer, labels, matrix),
-            types.boolean,  # with the sums of |a|
-        ),
+        "cluster_dual_sums": [(matrix, vector, labels, matrix, integer) for labels in label_kinds],
+        "residual_loss": [
+            (
+                *(matrix, vector, vector, real, real, real, integer, labels, matrix),
+                types.boolean,  # with the sums of |a|
+            )
+            for labels in label_kinds
+        ],
         "residual_bins": (
             *(matrix, vector, vector, real),  # a, y, coef, intercept
             *(vector, counts, real, real),  # edges and their search grid
@@ -204,16 +209,26 @@ def _compiled() -> _Kernels:
         "renumbered": (types.Array(types.int32, 1, "C"), integer),
     }
     for name, signature in signatures.items():
-        getattr(loops, name).compile(signature)
+        for one in signature if isinstance(signature, list) else [signature]:
+            getattr(loops, name).compile(one)
     return _Kernels(**{name: getattr(loops, name) for name in _Kernels._fields})
 
 
-def _checked(labels: NDArray[np.integer], k: int) -> NDArray[np.intp]:
-    """The labels as indices into a table of k rows, refused when one falls outside it (the
-    loops do not check their indices)."""
-    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= k):
-        raise ValueError(f"cluster labels must lie in [0, {k}) for a table of {k} clusters")
-    return labels.astype(np.intp, copy=False)
+def _indices(labels: NDArray[np.integer]) -> NDArray[np.integer]:
+    """The labels as the loops take them: int32 or intp as they are (no copy), else intp."""
+    if labels.dtype in (np.int32, np.intp) and labels.flags.c_contiguous:
+        return labels
+    return np.ascontiguousarray(labels, dtype=np.intp)
+
+
+def _refuse_outside(count: int, k: int) -> None:
+    """The loops skip (and count) the rows whose label falls outside a table of k rows: refuse
+    their result."""
+    if count:
+        raise ValueError(
+            f"cluster labels must lie in [0, {k}) for a table of {k} clusters "
+            f"({count} row(s) outside)"
+        )
 
 
 def label_sums(
@@ -234,8 +249,11 @@ def label_sums(
     q = a.shape[1] + min(v.size, 1)
     parts = threads if threads * k * q * 8 <= _THREAD_TABLE_BYTES else 1
     parts = max(1, min(parts, a.shape[0]))
-    loop = _compiled().label_sums
-    return loop(_checked(labels, k), a, v, int(k), parts)
+    if labels.shape != (a.shape[0],):
+        raise ValueError(f"{labels.shape} labels for {a.shape[0]} rows")
+    total, outside = _compiled().label_sums(_indices(labels), a, v, int(k), parts)
+    _refuse_outside(outside, k)
+    return total
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:
@@ -254,14 +272,17 @@ def cluster_dual_sums(
     """For each row d of ``duals`` (q × K) and u_i = duals[d, labels_i], per chunk of rows, in
     float64 (one read of ``a``, u never stored): (chunks, q, p) sums Σ u_i a_i, and (chunks, q,
     5) sums Σ u_i y_i, Σ |fl(u_i y_i)|, Σ u_i, Σ |u_i| and max |u_i|."""
-    loop = _compiled().cluster_dual_sums
-    return loop(
+    if labels.shape != (a.shape[0],):
+        raise ValueError(f"{labels.shape} labels for {a.shape[0]} rows")
+    products, scalars, outside = _compiled().cluster_dual_sums(
         a,
         np.ascontiguousarray(y, dtype=np.float64),
-        _checked(labels, duals.shape[1]),
+        _indices(labels),
         np.ascontiguousarray(duals, dtype=np.float64),
         int(chunk),
     )
+    _refuse_outside(outside, duals.shape[1])
+    return products, scalars
 
 
 class ResidualPass(NamedTuple):
@@ -295,21 +316,22 @@ def residual_loss(
     if duals is None:  # no dual: the loop never reads a label
         duals, labels = np.zeros((0, 1)), np.zeros(0, dtype=np.intp)
     assert labels is not None
-    loop = _compiled().residual_loss
-    return ResidualPass(
-        *loop(
-            a,
-            np.ascontiguousarray(y, dtype=np.float64),
-            np.ascontiguousarray(coef, dtype=np.float64),
-            float(intercept),
-            float(c_plus),
-            float(c_minus),
-            int(chunk),
-            _checked(labels, duals.shape[1]),
-            np.ascontiguousarray(duals, dtype=np.float64),
-            bool(abs_sums),
-        )
+    if len(duals) and labels.shape != (a.shape[0],):
+        raise ValueError(f"{labels.shape} labels for {a.shape[0]} rows")
+    *found, outside = _compiled().residual_loss(
+        a,
+        np.ascontiguousarray(y, dtype=np.float64),
+        np.ascontiguousarray(coef, dtype=np.float64),
+        float(intercept),
+        float(c_plus),
+        float(c_minus),
+        int(chunk),
+        _indices(labels),
+        np.ascontiguousarray(duals, dtype=np.float64),
+        bool(abs_sums),
     )
+    _refuse_outside(outside, duals.shape[1])
+    return ResidualPass(*found)
 
 
 def residual_bins(
@@ -368,15 +390,25 @@ def abs_column_sums(a: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def renumbered(
-    labels: NDArray[np.integer],
-) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.intp]]:
-    """(the labels present, sorted; their counts; each row's rank among them) for non-negative
-    labels below 2^31 whose largest fits a table (the caller's rule): one pass to count, two
-    over the table, one to look up."""
-    if labels.size and int(labels.min()) < 0:
-        raise ValueError("labels must be non-negative")
-    top = int(labels.max(initial=-1)) + 1
-    return _compiled().renumbered(labels.astype(np.int32, copy=False), top)
+    labels: NDArray[np.integer], top: int | None = None
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32]]:
+    """(the labels present, sorted; their counts; each row's rank among them) for labels in
+    [0, top) — top below 2^31 and small enough for a table (the caller's rule; by default the
+    largest label + 1), fewer than 2^31 rows: one pass to count, two over the table, one to
+    look up."""
+    narrow = labels.dtype in (np.int8, np.int16, np.int32, np.uint8, np.uint16)
+    if labels.size and not narrow:  # checked before the int32 copy
+        bound = 2**31 if top is None else min(int(top), 2**31)
+        if int(labels.min()) < 0 or int(labels.max()) >= bound:
+            raise ValueError(f"labels must be non-negative and below {bound}")
+    if top is None:
+        top = int(labels.max(initial=-1)) + 1
+    present, counts, inverse, outside = _compiled().renumbered(
+        labels.astype(np.int32, copy=False), int(top)
+    )
+    if outside:
+        raise ValueError(f"labels must be non-negative and below {top} ({outside} row(s) not)")
+    return present, counts, inverse
 
 
 def compensated_column_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray]:

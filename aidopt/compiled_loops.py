@@ -11,14 +11,19 @@ _parallel = numba.njit(parallel=True, cache=True)
 
 @_parallel
 def label_sums(labels, a, v, k, parts):
-    # Σ_{labels_i = c} a_i, and Σ v_i in a last column when v has one entry per row (else empty)
+    # Σ_{labels_i = c} a_i, and Σ v_i in a last column when v has one entry per row (else
+    # empty); with the number of rows whose label lies outside [0, k) (skipped)
     n, p = a.shape
     q = p + min(v.size, 1)
     tables = np.zeros((parts, k, q))
+    outside = 0
     for t in prange(parts):
         table = tables[t]
         for i in range(t * n // parts, (t + 1) * n // parts):
             c = labels[i]
+            if c < 0 or c >= k:
+                outside += 1
+                continue
             for j in range(p):
                 table[c, j] += a[i, j]
             if q > p:
@@ -26,7 +31,7 @@ def label_sums(labels, a, v, k, parts):
     total = tables[0]
     for t in range(1, parts):
         total += tables[t]
-    return total
+    return total, outside
 
 
 @_parallel
@@ -83,17 +88,32 @@ def dual_chunk(a, y, labels, duals, start, stop, products, scalars):
             scalars[d, k] = sums[k]
 
 
+@numba.njit(inline="always", cache=True)
+def outside(labels, start, stop, k):
+    # #{i in start … stop − 1: labels_i ∉ [0, k)} (such a chunk is not summed: the loops do
+    # not check their indices)
+    count = 0
+    for i in range(start, stop):
+        count += (labels[i] < 0) | (labels[i] >= k)
+    return count
+
+
 @_parallel
 def cluster_dual_sums(a, y, labels, duals, chunk):
+    # with the number of rows whose label lies outside the duals' columns
     n, p = a.shape
     q = duals.shape[0]
     chunks = (n + chunk - 1) // chunk
     products = np.zeros((chunks, q, p))
     scalars = np.zeros((chunks, q, 5))
+    bad = 0
     for c in prange(chunks):
         start, stop = c * chunk, min(n, (c + 1) * chunk)
-        dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
-    return products, scalars
+        found = outside(labels, start, stop, duals.shape[1])
+        bad += found
+        if found == 0:
+            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
+    return products, scalars, bad
 
 
 @numba.njit(inline="always", cache=True)
@@ -128,7 +148,8 @@ def residuals4(a, y, coef, intercept, i):
 def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals, with_abs):
     # per chunk: |r_i| and [r_i > 0], Σ ρ(r) in row order, Σ|a_ij| when with_abs (four rows
     # per addition to the column's sum), and the dual sums of dual_chunk while the chunk's
-    # rows are in cache (one read of a)
+    # rows are in cache (one read of a); with the number of rows whose label lies outside the
+    # duals' columns
     n, p = a.shape
     q = duals.shape[0]
     chunks = (n + chunk - 1) // chunk
@@ -138,6 +159,7 @@ def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals, 
     abs_sums = np.zeros((chunks if with_abs else 0, p))
     products = np.zeros((chunks, q, p))
     scalars = np.zeros((chunks, q, 5))
+    bad = 0
     for c in prange(chunks):
         start, stop = c * chunk, min(n, (c + 1) * chunk)
         total = 0.0
@@ -165,8 +187,11 @@ def residual_loss(a, y, coef, intercept, c_plus, c_minus, chunk, labels, duals, 
             i += rows
         loss[c] = total
         if q:
-            dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
-    return size, positive, loss, abs_sums, products, scalars
+            found = outside(labels, start, stop, duals.shape[1])
+            bad += found
+            if found == 0:
+                dual_chunk(a, y, labels, duals, start, stop, products[c], scalars[c])
+    return size, positive, loss, abs_sums, products, scalars, bad
 
 
 @numba.njit(inline="always", cache=True)
@@ -259,11 +284,20 @@ def compensated_column_sums(rows):
 
 @numba.njit(cache=True)
 def renumbered(labels, top):
-    # the labels present (sorted; all in [0, top)), their counts and each row's rank among them
+    # the labels present (sorted; all in [0, top)), their counts, each row's rank among them
+    # (int32), and the number of rows whose label lies outside [0, top) (then nothing else)
     n = labels.size
-    count = np.zeros(top, dtype=np.int64)
+    count = np.zeros(top, dtype=np.int32)
+    outside = 0
     for i in range(n):
-        count[labels[i]] += 1
+        c = labels[i]
+        if c < 0 or c >= top:
+            outside += 1
+        else:
+            count[c] += 1
+    if outside:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.int32), outside
     k = 0
     for c in range(top):
         if count[c]:
@@ -278,7 +312,7 @@ def renumbered(labels, top):
             counts[k] = count[c]
             rank[c] = k
             k += 1
-    inverse = np.empty(n, dtype=np.intp)
+    inverse = np.empty(n, dtype=np.int32)
     for i in range(n):
         inverse[i] = rank[labels[i]]
-    return present, counts, inverse
+    return present, counts, inverse, 0

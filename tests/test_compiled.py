@@ -572,10 +572,71 @@ def test_renumbered_labels_equal_unique(always_compiled, dtype):
         compiled.renumbered(np.array([3, -1]))
 
 
-def test_labels_outside_the_table_are_refused(always_compiled):
-    """The compiled loops do not check their indices: the wrappers do."""
-    a = np.ones((10, 2))
-    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
-        compiled.label_sums(np.array([0, 1, 3] + [0] * 7), a, 3)
-    with pytest.raises(ValueError, match="labels must lie"):
-        compiled.cluster_dual_sums(a, np.ones(10), np.full(10, -1), np.ones((1, 4)), 256)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int16])
+def test_labels_outside_the_table_are_refused(always_compiled, dtype):
+    """The loops count the rows whose label falls outside the table and skip them; the
+    wrappers refuse the result (whatever the labels' integer type, row 0 or a later row)."""
+    a = np.ones((600, 2))
+    for bad in (0, 3, 599):
+        labels = np.zeros(600, dtype=dtype)
+        labels[bad] = 3
+        with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
+            compiled.label_sums(labels, a, 3)
+        labels[bad] = -1
+        with pytest.raises(ValueError, match="labels must lie"):
+            compiled.cluster_dual_sums(a, np.ones(600), labels, np.ones((1, 4)), 256)
+        with pytest.raises(ValueError, match=r"labels must lie in \[0, 4\)"):
+            compiled.residual_loss(
+                a, np.ones(600), np.ones(2), 0.0, 1.0, 1.0, 256, labels, np.ones((2, 4))
+            )
+        with pytest.raises(ValueError, match="non-negative and below 3"):
+            compiled.renumbered(labels, 3)
+    with pytest.raises(ValueError, match="labels for 600 rows"):
+        compiled.residual_loss(
+            a,
+            np.ones(600),
+            np.ones(2),
+            0.0,
+            1.0,
+            1.0,
+            256,
+            np.zeros(599, dtype=dtype),
+            np.ones((1, 4)),
+        )
+    with pytest.raises(ValueError, match="below 3"):
+        compiled.renumbered(np.array([0, 2**31], dtype=np.int64), 3)
+
+
+def test_int32_labels_are_read_as_they_are(always_compiled, monkeypatch):
+    """The blocks' int32 labels reach the loops without a copy, with the sums of intp labels."""
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 40, 3000).astype(np.int32)
+    a, y = rng.standard_normal((3000, 4)), rng.standard_normal(3000)
+    duals = rng.standard_normal((2, 40))
+    assert compiled._indices(labels) is labels
+    wide = labels.astype(np.intp)
+    np.testing.assert_array_equal(
+        compiled.label_sums(labels, a, 40, y), compiled.label_sums(wide, a, 40, y)
+    )
+    for got, expected in zip(
+        compiled.residual_loss(a, y, np.ones(4), 0.5, 1.0, 1.0, 256, labels, duals),
+        compiled.residual_loss(a, y, np.ones(4), 0.5, 1.0, 1.0, 256, wide, duals),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_block_cluster_sums_with_the_cluster_count_as_the_table(always_compiled):
+    """The engine's cluster sums numbered over a table of K (the partition's cluster count) =
+    over the block's largest label + 1."""
+    from aidopt.engine import partition as block_partition
+
+    rng = np.random.default_rng(8)
+    labels = rng.choice(np.array([2, 9, 40]), 5000).astype(np.int32)
+    a = rng.standard_normal((5000, 3))
+    columns = lambda block: [partition_module.ROW_COUNT, block, block[:, 1]]  # noqa: E731
+    found, sums = block_partition._cluster_sums(a, 0, labels, columns)[1]
+    found_k, sums_k = block_partition._cluster_sums(a, 0, labels, columns, 1000)[1]
+    np.testing.assert_array_equal(found, [2, 9, 40])
+    np.testing.assert_array_equal(found_k, found)
+    np.testing.assert_array_equal(sums_k, sums)

@@ -151,13 +151,18 @@ def _label_counts(labels: NDArray) -> tuple[NDArray, NDArray]:
     return values, counts[values]
 
 
-def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray, NDArray]:
-    """The labels present in a block (sorted), their counts and each row's rank among them (a
-    table lookup when labels are few — in one compiled loop when ``kernels`` are given —,
-    else a search)."""
+def _renumbered(
+    labels: NDArray, kernels: Any = None, top: int | None = None
+) -> tuple[NDArray, NDArray, NDArray]:
+    """The labels present in a block (sorted), their counts and each row's rank among them:
+    with ``kernels``, one compiled loop over a table of ``top`` entries (all labels are below
+    it; by default the block's largest + 1) when that table takes at most _RANK_TABLE_BYTES;
+    else a table lookup when labels are few, or a search."""
+    if kernels is not None and labels.size < 2**31:
+        bound = int(labels.max(initial=-1)) + 1 if top is None else top
+        if 4 * bound <= _RANK_TABLE_BYTES:
+            return kernels.renumbered(labels, bound)
     top = int(labels.max(initial=-1)) + 1
-    if kernels is not None and _fits_table(top, labels) and top <= np.iinfo(np.int32).max:
-        return kernels.renumbered(labels)
     present, counts = _label_counts(labels)
     if not _fits_table(top, labels):
         return present, counts, np.searchsorted(present, labels)
@@ -166,17 +171,17 @@ def _renumbered(labels: NDArray, kernels: Any = None) -> tuple[NDArray, NDArray,
     return present, counts, rank[labels]
 
 
-def _cluster_sums(block, _offset, labels, columns):
+def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
     vectors, matrices and :data:`ROW_COUNT` side by side): a vector by ``bincount``, a matrix
     by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
     compiled loops the first vector is summed in the first matrix's read), the row counts from
-    the renumbering."""
+    the renumbering (labels below ``n_clusters`` when given)."""
     parts = columns(block)
     parts = [parts] if isinstance(parts, np.ndarray) else parts
     matrices = [j for j, part in enumerate(parts) if np.ndim(part) == 2]
     kernels = compiled.kernels_for(parts[matrices[0]]) if matrices else None
-    present, counts, inverse = _renumbered(labels, kernels)
+    present, counts, inverse = _renumbered(labels, kernels, n_clusters)
     k = present.size
     sums: list[Any] = [None] * len(parts)
     vectors = [j for j, part in enumerate(parts) if part is not ROW_COUNT and np.ndim(part) == 1]
@@ -238,7 +243,9 @@ class BlockPartition(ClusterCounts):
         partitions this one was split from are freed first (nothing reads them any more)."""
         self.forget_history()
         total = None
-        for present, sums in self.blocks.run(_cluster_sums, columns, reads=(self.slot,)):
+        for present, sums in self.blocks.run(
+            _cluster_sums, columns, self.n_clusters, reads=(self.slot,)
+        ):
             if total is None:
                 total = np.zeros((self.n_clusters, sums.shape[1]))
             total[present] += sums  # a cluster appears once per block
