@@ -8,7 +8,7 @@ solver:
 ================================  ===========================================================
 ``options``                       its parameters, declared once (:class:`aidopt.options.Option`)
 ``data_type``                     the data it takes (:mod:`aidopt.data.containers`)
-``initial_partition``             initial clusters C^0 (and ``default_rate``, r^0)
+``initial_partition``             initial clusters C^0 (``default_rate``: r^0; ``default_n_init``)
 ``aggregate``                     aggregated data: centroids and weights |C_k|
 ``build``                         the aggregated problem, declared algebraically in Pyomo
 ``extract``                       the solution read back from the solved Pyomo model
@@ -226,6 +226,11 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     @abstractmethod
     def default_rate(self, data: DataT) -> float:
         """The paper's initial aggregation rate r^0 = |K^0| / n for this data."""
+
+    def default_n_init(self, data: DataT) -> int:
+        """AID runs from different initial clusterings when the caller gives no ``n_init``: one
+        (a convex model's AID answer does not depend on C^0)."""
+        return 1
 
     @abstractmethod
     def initial_partition(self, data: DataT, rate: float, rng: np.random.Generator) -> Partition:

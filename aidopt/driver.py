@@ -38,6 +38,7 @@ from aidopt.engine.blocks import Blocks
 from aidopt.engine.chunked import on_blocks, runs_on_blocks
 from aidopt.exceptions import (
     ConvergenceWarning,
+    DataError,
     InfeasibleSettingError,
     InvalidParameterError,
     SolverError,
@@ -94,11 +95,13 @@ RUN_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "n_init",
-        1,
+        None,
         "AID runs from initial clusterings seeded random_state, random_state + 1, ...; the "
-        "lowest objective is returned (as k-means' n_init; for the non-convex S3VM models)",
+        "lowest objective is returned (as k-means' n_init; for the non-convex S3VM models). "
+        "Default: the model's (1; S3VM: 4 with fewer than 50 labeled entries and m < n)",
         kind=int,
         low=1,
+        allow_none=True,
     ),
     Option(
         "interface",
@@ -243,7 +246,8 @@ class AIDSolver:
     n_init : number of AID runs, start i from the initial clustering seeded ``random_state + i``;
         the run with the lowest objective is returned unchanged (its own bounds and status),
         every start in ``result.starts``. For non-convex models (S3VM), whose AID answer
-        depends on C^0; a convex model's first certified start ends the loop.
+        depends on C^0; a convex model's first certified start ends the loop. None: the
+        model's ``default_n_init`` (1 but for S3VM with few labels).
     interface : 'auto' (matrix form when the model and solver have one), 'matrix' or 'pyomo'.
     solver_options : passed to the solver verbatim.
     verbose : 0/False quiet; 1/True log the iteration table to stderr for the duration of the
@@ -261,7 +265,7 @@ class AIDSolver:
         time_limit: float | None = None,
         rate: float | None = None,
         random_state: int | None = 0,
-        n_init: int = 1,
+        n_init: int | None = None,
         interface: str = "auto",
         solver_options: dict[str, Any] | None = None,
         verbose: int | bool = False,
@@ -291,8 +295,9 @@ class AIDSolver:
             return on.solve(data)
         with verbosity(bool(self.verbose)), deadline(self.time_limit), data_sums_cached():
             with single_thread_blas(), compiled.for_run(compiled.dense_entries(data)):
-                if self.n_init > 1:
-                    return self._best_start(data)
+                n_init = self._n_init(data)
+                if n_init > 1:
+                    return self._best_start(data, n_init)
                 return self._run(data, full=False)  # passes: matrix–vector work, compiled loops
 
     def solve_full(self, data: Any) -> AIDResult:
@@ -325,6 +330,7 @@ class AIDSolver:
     def _run(self, data: Any, *, full: bool) -> AIDResult:
         self._check_params()
         self.model.check_params()
+        _check_data_type(self.model, data)
         self.model.check_data(data)
         self.model.check_weights(data)
         run = _Run(
@@ -362,7 +368,12 @@ class AIDSolver:
             hook.on_finish(result)
         return result
 
-    def _best_start(self, data: Any) -> AIDResult:
+    def _n_init(self, data: Any) -> int:
+        """The starts of this run: ``n_init``, or the model's default for the data."""
+        self._check_params()
+        return self.n_init if self.n_init is not None else int(self.model.default_n_init(data))
+
+    def _best_start(self, data: Any, n_init: int) -> AIDResult:
         """The lowest-objective of ``n_init`` runs, start i seeded ``random_state + i``.
 
         Each start is a complete run with its own bounds; the chosen one is returned as it is
@@ -376,7 +387,7 @@ class AIDSolver:
         results: list[AIDResult] = []
         stop = ""  # why the loop ended early
         limit: AIDStatus | None = None  # the status a cut leaves on an uncertified answer
-        for i in range(self.n_init):
+        for i in range(n_init):
             start = copy.copy(self)
             start.n_init = 1
             start.random_state = None if self.random_state is None else self.random_state + i
@@ -385,7 +396,7 @@ class AIDSolver:
                 stop = f"the time limit stopped random_state {start.random_state} from starting"
                 limit = AIDStatus.TIME_LIMIT
                 break
-            logger.info("start %d of %d (random_state %s)", i + 1, self.n_init, start.random_state)
+            logger.info("start %d of %d (random_state %s)", i + 1, n_init, start.random_state)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
@@ -404,13 +415,13 @@ class AIDSolver:
                 limit = AIDStatus.TIME_LIMIT
                 break
             if result.certified:
-                stop = "a certified start ends the loop" if i + 1 < self.n_init else ""
+                stop = "a certified start ends the loop" if i + 1 < n_init else ""
                 break
         chosen = min(range(len(results)), key=lambda i: results[i].objective)
         best = results[chosen]
         status, seed = best.status, best.params["random_state"]
         message = f"{best.message} [random_state {seed}, best of {len(results)} starts"
-        message += f" (n_init={self.n_init}); {stop}]" if stop else f" (n_init={self.n_init})]"
+        message += f" (n_init={n_init}); {stop}]" if stop else f" (n_init={n_init})]"
         if limit is not None and status in _UNCERTIFIED:
             status = limit
         result = replace(
@@ -418,7 +429,7 @@ class AIDSolver:
             status=status,
             message=message,
             seconds=time.perf_counter() - began,
-            params={**best.params, "n_init": self.n_init, "start": chosen},
+            params={**best.params, "n_init": n_init, "start": chosen},
             starts=tuple(_start_row(i, r) for i, r in enumerate(results)),
         )
         if status in _UNCERTIFIED:
@@ -658,7 +669,7 @@ class AIDSolver:
             "time_limit": self.time_limit,
             "rate": records[0].rate if records else None,
             "random_state": self.random_state,
-            "n_init": self.n_init,
+            "n_init": 1 if self.n_init is None else self.n_init,  # a single run (see _best_start)
         }
         return AIDResult(
             model=self.model.name,
@@ -729,6 +740,17 @@ class AIDSolver:
             "-" if result.lower_bound is None else f"{result.lower_bound:.10g}",
             "-" if result.gap is None else f"{result.gap:.3g}",
         )
+
+
+def _check_data_type(model: AggregatedModel, data: Any) -> None:
+    """The model's data object (or rows in blocks), else an error that names both."""
+    expected = model.data_type
+    if expected is None or isinstance(data, (expected, Blocks)):
+        return
+    raise DataError(
+        f"The {model.name} model takes a {expected.__name__} (aidopt.data: "
+        f"{expected.__name__}.from_arrays or .from_frame); got {type(data).__name__}."
+    )
 
 
 def _warn_uncertified(message: str) -> None:

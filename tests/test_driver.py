@@ -17,6 +17,7 @@ from aidopt.certificate import Bound, DualPoint
 from aidopt.contract import AggregatedModel, Evaluation
 from aidopt.exceptions import (
     ConvergenceWarning,
+    DataError,
     InfeasibleSettingError,
     InvalidParameterError,
     SolverCapabilityError,
@@ -283,3 +284,19 @@ def test_capability_is_checked_before_solving(data):
     with pytest.raises(SolverCapabilityError, match=r"cannot solve MIQP.*gurobi"):
         AIDSolver(model, solver="highs").solve(data)
     assert model.calls == 0
+
+
+@pytest.mark.parametrize("name", ["lad", "svm", "s3vm", "pu", "ocsvm"])
+@pytest.mark.parametrize(
+    "wrong", [np.ones((4, 2)), pd.DataFrame({"y": [1.0, 0.0], "x": [1.0, 2.0]}), [1, 2]]
+)
+def test_data_of_another_type_is_refused_by_name(name, wrong):
+    """A model's data object is asked for by its type, before any model code reads it (a
+    DataFrame with a column y once reached S3VM's checks as an AttributeError)."""
+    from aidopt.registry import model as registered
+
+    model = registered(name)(**({"prior": 0.5} if name == "pu" else {}))
+    with pytest.raises(
+        DataError, match=rf"{name} model takes a \w+Data .*got {type(wrong).__name__}"
+    ):
+        AIDSolver(model).solve(wrong)

@@ -98,7 +98,10 @@ def test_n_init_returns_the_lowest_objective_start_unchanged():
     options = {"solver": "bnb", "rate": 0.1, "max_iter": 1}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        singles = [AIDSolver(S3VMModel(), random_state=s, **options).solve(data) for s in range(4)]
+        singles = [
+            AIDSolver(S3VMModel(), random_state=s, n_init=1, **options).solve(data)
+            for s in range(4)
+        ]
         best = AIDSolver(S3VMModel(), n_init=4, **options).solve(data)
     objectives = [r.objective for r in singles]
     assert len(set(objectives)) > 1  # the starts differ, or the test proves nothing
@@ -108,6 +111,26 @@ def test_n_init_returns_the_lowest_objective_start_unchanged():
     assert best.params["random_state"] == chosen and best.status is singles[chosen].status
     assert list(best.starts_table["objective"]) == objectives
     assert f"random_state {chosen}, best of 4 starts (n_init=4)" in best.message
+
+
+@pytest.mark.parametrize(
+    ("n_l", "m", "starts"),
+    [(8, 3, 4), (49, 3, 4), (50, 3, 1), (8, 60, 1), (8, 59, 4)],
+)
+def test_default_starts_are_four_with_few_labels_and_more_entries_than_features(n_l, m, starts):
+    """n_init None: the model's default — 4 starts below 50 labeled entries when the entries
+    outnumber the features (n = 60 here), else one; a given n_init is kept."""
+    X, y = make_data(4, n_l=n_l, n_u=60 - n_l, m=m)
+    data = S3VMData.from_arrays(X, y)
+    assert S3VMModel().default_n_init(data) == starts
+    options = {"solver": "bnb", "rate": 0.1, "max_iter": 1, "tol": 0.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = AIDSolver(S3VMModel(), **options).solve(data)
+        given = AIDSolver(S3VMModel(), n_init=2, **options).solve(data)
+    assert result.params["n_init"] == starts
+    assert len(result.starts) == (starts if starts > 1 else 0)
+    assert given.params["n_init"] == 2 and len(given.starts) == 2
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

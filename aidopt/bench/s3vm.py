@@ -250,7 +250,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
         time_limit=time_limit,
         rate=config["rate"],
         random_state=config.get("seed", 0),
-        n_init=config.get("n_init", 1),
+        n_init=config.get("n_init"),
         hooks=[hook],
     )
     start = time.perf_counter()
@@ -278,6 +278,7 @@ def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict
             }
         ]
     first = hook.starts[result.params.get("start", 0)]
+    base["n_init"] = result.params["n_init"]  # the starts made (the model's default when None)
     rows = [
         {
             **base,
@@ -350,9 +351,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--n-init",
         type=int,
-        default=1,
+        default=None,
         help="AID runs per setting from the initial clusterings seeded seed, seed + 1, ...; "
-        "the lowest objective (12) is kept (AIDSolver's n_init)",
+        "the lowest objective (12) is kept (AIDSolver's n_init; default: the model's, 4 "
+        "starts with fewer than 50 labeled entries and m < n, else 1)",
     )
     parser.add_argument(
         "--fixed",
