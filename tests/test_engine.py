@@ -751,3 +751,49 @@ def test_a_finer_part_that_mixes_regimes_is_refused_on_blocks(spread):
     part = BlockPartition.from_block_labels(blocks, "l")
     with pytest.raises(ValueError, match="finer does not refine regime"):
         part.split(StateRef("r"), StateRef("f"))
+
+
+def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatch):
+    """A child's cluster sums: its kept clusters' from the parent's (the same bits as a full
+    pass), the split clusters' from a pass over their rows only (equal to a full pass's)."""
+    from aidopt.engine import partition as block_partition
+    from aidopt.engine.partition import BlockPartition, StateRef
+    from aidopt.partition import ROW_COUNT
+
+    X, y = make_lad(900, 3, seed=11)[:2]
+    data = RegressionData.from_arrays(X, y)
+    blocks = MemoryBlocks(data, 128)
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 40, data.n)
+    regime = np.where(labels < 5, rng.integers(0, 2, data.n), 0)  # clusters 0–4 split
+    for name, values in (("lab", labels), ("reg", regime)):
+        blocks._state[name] = [
+            values[o : o + s] for o, s in zip(blocks.offsets, blocks.sizes, strict=True)
+        ]
+
+    def columns(block):
+        return [ROW_COUNT, block.X, block.y]
+
+    parent = BlockPartition.from_block_labels(blocks, "lab")
+    parent.cluster_sums(columns)
+    child, n_split = parent.split(StateRef("reg"))
+    assert n_split == 5
+    rows_read = []
+    real = block_partition._cluster_sums
+    monkeypatch.setattr(
+        block_partition,
+        "_cluster_sums",
+        lambda block, *rest: rows_read.append(block.n) or real(block, *rest),
+    )
+    incremental = child.cluster_sums(columns)
+    assert sum(rows_read) == np.count_nonzero(labels < 5)  # the split clusters' rows only
+    rows_read.clear()
+    full = BlockPartition(blocks, child.slot, child.sizes, parent=child.parent).cluster_sums(
+        columns
+    )
+    assert sum(rows_read) == data.n
+    kept = child.sizes == parent.sizes[child.parent]
+    assert kept.sum() == 35
+    np.testing.assert_array_equal(incremental[kept], full[kept])
+    np.testing.assert_allclose(incremental[~kept], full[~kept], rtol=1e-13, atol=1e-12)
+    np.testing.assert_array_equal(incremental[:, 0], child.sizes)

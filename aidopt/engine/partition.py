@@ -13,7 +13,9 @@ slot, and only per-cluster tables (K rows) cross between blocks and the driver:
    and regimes → the children, their sizes and regimes;
 3. a third relabels every block from those tables (searchsorted on the sorted children).
 
-None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`).
+None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`); a
+partition made by a split takes its kept clusters' sums from its parent's and re-sums only the
+rows of the split clusters, as :meth:`aidopt.partition.Partition.sums` does in memory.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt import compiled
-from aidopt.engine.blocks import Blocks
+from aidopt.engine.blocks import Blocks, block_of_rows_indexed
 from aidopt.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]
@@ -200,6 +202,17 @@ def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
     return (), (present, np.hstack(sums))
 
 
+def _remade_cluster_sums(block, offset, labels, columns, n_clusters, remade):
+    """:func:`_cluster_sums` of the block's rows in the clusters ``remade`` (a K mask) only
+    (None when it has none)."""
+    rows = np.flatnonzero(remade[labels])
+    if rows.size == 0:
+        return (), None
+    return _cluster_sums(
+        block_of_rows_indexed(block, rows), offset, labels[rows], columns, n_clusters
+    )
+
+
 @dataclass(eq=False)
 class BlockPartition(ClusterCounts):
     """Clusters C^t with their labels in the state slot ``slot`` of ``blocks``."""
@@ -210,6 +223,13 @@ class BlockPartition(ClusterCounts):
     parent: NDArray[np.int64] | None = None
     cluster_regime: NDArray[np.int64] | None = None
     _older: list[str] = field(default_factory=list, repr=False)
+    #: (columns, the parent's cluster sums of them, the parent's sizes): what a split leaves
+    #: its child, until the child's own cluster sums are made
+    _parent_sums: tuple[Any, NDArray[np.float64], NDArray[np.int64]] | None = field(
+        default=None, repr=False
+    )
+    #: (columns, this partition's cluster sums of them), kept for the children of a split
+    _sums: tuple[Any, NDArray[np.float64]] | None = field(default=None, repr=False)
 
     @classmethod
     def from_block_labels(cls, blocks: Blocks, slot: str) -> BlockPartition:
@@ -230,8 +250,9 @@ class BlockPartition(ClusterCounts):
         return cls(blocks, new, sizes)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (with a solution sent to the workers) without its blocks and their engine."""
-        return {**self.__dict__, "blocks": None}
+        """Pickled (with a solution sent to the workers) without its blocks and their engine, nor
+        the cluster sums it keeps (K × q)."""
+        return {**self.__dict__, "blocks": None, "_parent_sums": None, "_sums": None}
 
     @property
     def n(self) -> int:
@@ -239,17 +260,31 @@ class BlockPartition(ClusterCounts):
 
     def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
         """Σ_{i∈C_k} of the per-row columns ``columns(block)`` (vectors and matrices, side by
-        side) per cluster (K × q): one data pass. The labels of the
-        partitions this one was split from are freed first (nothing reads them any more)."""
+        side) per cluster (K × q): one data pass — after a split, over the rows of the split
+        clusters only (the kept clusters' sums are the parent's, the same bits). The labels of
+        the partitions this one was split from are freed first (nothing reads them any more)."""
         self.forget_history()
-        total = None
-        for present, sums in self.blocks.run(
-            _cluster_sums, columns, self.n_clusters, reads=(self.slot,)
-        ):
+        parent, self._parent_sums = self._parent_sums, None
+        if parent is not None and parent[0] == columns and self.parent is not None:
+            _, parent_sums, parent_sizes = parent
+            remade = self.sizes != parent_sizes[self.parent]  # a split part is smaller
+            total = parent_sums[self.parent]  # a copy
+            total[remade] = 0.0
+            found = self.blocks.run(
+                _remade_cluster_sums, columns, self.n_clusters, remade, reads=(self.slot,)
+            )
+        else:
+            total = None
+            found = self.blocks.run(_cluster_sums, columns, self.n_clusters, reads=(self.slot,))
+        for part in found:
+            if part is None:
+                continue
+            present, sums = part
             if total is None:
                 total = np.zeros((self.n_clusters, sums.shape[1]))
             total[present] += sums  # a cluster appears once per block
         assert total is not None
+        self._sums = (columns, total)
         return total
 
     def split(self, regime: StateRef, finer: StateRef | None = None) -> tuple[BlockPartition, int]:
@@ -305,6 +340,9 @@ class BlockPartition(ClusterCounts):
             cluster_regime=regime_of,
             _older=[*self._older, self.slot],
         )
+        if self._sums is not None:  # the child re-sums only its split clusters' rows
+            child._parent_sums = (*self._sums, self.sizes)
+            self._sums = None
         return child, n_impure
 
     def forget_history(self) -> None:
