@@ -13,9 +13,9 @@ slot, and only per-cluster tables (K rows) cross between blocks and the driver:
    and regimes → the children, their sizes and regimes;
 3. a third relabels every block from those tables (searchsorted on the sorted children).
 
-None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`); a
-partition made by a split takes its kept clusters' sums from its parent's and re-sums only the
-rows of the split clusters, as :meth:`aidopt.partition.Partition.sums` does in memory.
+None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`); on
+blocks in memory a partition made by a split takes its kept clusters' sums from its parent's and
+re-sums only the rows of the split clusters, as :meth:`aidopt.partition.Partition.sums` does.
 """
 
 from __future__ import annotations
@@ -260,8 +260,9 @@ class BlockPartition(ClusterCounts):
 
     def cluster_sums(self, columns: Any) -> NDArray[np.float64]:
         """Σ_{i∈C_k} of the per-row columns ``columns(block)`` (vectors and matrices, side by
-        side) per cluster (K × q): one data pass — after a split, over the rows of the split
-        clusters only (the kept clusters' sums are the parent's, the same bits). The labels of
+        side) per cluster (K × q): one data pass — after a split of blocks in memory, over the
+        rows of the split clusters only (the kept clusters' sums are the parent's, the same
+        bits). The labels of
         the partitions this one was split from are freed first (nothing reads them any more)."""
         self.forget_history()
         parent, self._parent_sums = self._parent_sums, None
@@ -284,7 +285,10 @@ class BlockPartition(ClusterCounts):
                 total = np.zeros((self.n_clusters, sums.shape[1]))
             total[present] += sums  # a cluster appears once per block
         assert total is not None
-        self._sums = (columns, total)
+        if getattr(self.blocks, "rows_in_memory", None) is not None:
+            # kept for a split's child; not on Dask, where every pass reads the parts anyway
+            # and the driver holds the aggregated problem (K × q) at 10^8 rows already
+            self._sums = (columns, total)
         return total
 
     def split(self, regime: StateRef, finer: StateRef | None = None) -> tuple[BlockPartition, int]:
@@ -342,7 +346,7 @@ class BlockPartition(ClusterCounts):
         )
         if self._sums is not None:  # the child re-sums only its split clusters' rows
             child._parent_sums = (*self._sums, self.sizes)
-            self._sums = None
+        self._sums = None
         return child, n_impure
 
     def forget_history(self) -> None:
