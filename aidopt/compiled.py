@@ -58,6 +58,7 @@ __all__ = [
     "compensated_column_sums",
     "dense_entries",
     "for_run",
+    "kept_rows",
     "kernels_for",
     "label_sums",
     "preload",
@@ -74,6 +75,7 @@ MIN_ENTRIES = 1 << 16
 #: per-thread tables of cluster sums larger than this are not made (one table instead)
 _THREAD_TABLE_BYTES = 1 << 28
 _NO_VECTOR = np.zeros(0)  #: label_sums without a vector column
+_ALL_ROWS = np.zeros(0, dtype=np.int64)  #: label_sums over every row
 _IN_LARGE_RUN = contextvars.ContextVar("aidopt_compiled", default=False)
 _loading: threading.Thread | None = None  #: the background load started by :func:`preload`
 _load_error: list[BaseException] = []  #: why the load failed (then the numpy path serves)
@@ -163,6 +165,7 @@ class _Kernels(NamedTuple):
     """The compiled loops, one per wrapper below."""
 
     label_sums: Any
+    kept_rows: Any
     chunk_tdot: Any
     cluster_dual_sums: Any
     residual_loss: Any
@@ -187,7 +190,10 @@ def _compiled() -> _Kernels:
     # labels: the blocks' states are int32 (passed as they are), others intp
     label_kinds = [types.Array(kind, 1, "C") for kind in (types.int32, types.intp)]
     signatures = {
-        "label_sums": [(labels, matrix, vector, integer, integer) for labels in label_kinds],
+        "label_sums": [
+            (labels, matrix, vector, integer, integer, counts) for labels in label_kinds
+        ],
+        "kept_rows": [(labels, types.Array(types.boolean, 1, "C")) for labels in label_kinds],
         "chunk_tdot": (matrix, vector, integer),
         "cluster_dual_sums": [(matrix, vector, labels, matrix, integer) for labels in label_kinds],
         "residual_loss": [
@@ -236,24 +242,37 @@ def label_sums(
     a: NDArray[np.float64],
     k: int,
     vector: NDArray[np.float64] | None = None,
+    rows: NDArray[np.int64] | None = None,
 ) -> NDArray[np.float64]:
     """(k, q) sums Σ_{labels_i = c} a_i — with Σ_{labels_i = c} vector_i in a last column when
     a ``vector`` (n,) is given, summed in the same read —: each core sums its share of the rows
-    into a table of its own (one table when k·q is large), the tables added at the end."""
+    into a table of its own (one table when k·q is large), the tables added at the end. With
+    ``rows`` (indices into a's rows, one label each) only those rows are read, where they lie."""
     import numba
 
     v = _NO_VECTOR if vector is None else np.ascontiguousarray(vector, dtype=np.float64)
     if v.size not in (0, a.shape[0]):
         raise ValueError(f"a vector of {v.size} entries beside {a.shape[0]} rows")
+    selected = _ALL_ROWS if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    count = a.shape[0] if rows is None else selected.size
+    if labels.shape != (count,):
+        raise ValueError(f"{labels.shape} labels for {count} rows")
+    if selected.size and (selected.min() < 0 or selected.max() >= a.shape[0]):
+        raise ValueError(f"row indices must lie in [0, {a.shape[0]})")
     threads = numba.get_num_threads()
     q = a.shape[1] + min(v.size, 1)
     parts = threads if threads * k * q * 8 <= _THREAD_TABLE_BYTES else 1
-    parts = max(1, min(parts, a.shape[0]))
-    if labels.shape != (a.shape[0],):
-        raise ValueError(f"{labels.shape} labels for {a.shape[0]} rows")
-    total, outside = _compiled().label_sums(_indices(labels), a, v, int(k), parts)
+    parts = max(1, min(parts, count))
+    total, outside = _compiled().label_sums(_indices(labels), a, v, int(k), parts, selected)
     _refuse_outside(outside, k)
     return total
+
+
+def kept_rows(labels: NDArray[np.integer], keep: NDArray[np.bool_]) -> NDArray[np.int64]:
+    """The rows i with keep[labels_i], in order (one read of the labels, no mask made)."""
+    found, outside = _compiled().kept_rows(_indices(labels), np.ascontiguousarray(keep, dtype=bool))
+    _refuse_outside(outside, keep.size)
+    return found
 
 
 def chunk_tdot(a: NDArray[np.float64], v: NDArray[np.float64], chunk: int) -> NDArray[np.float64]:

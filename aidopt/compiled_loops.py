@@ -10,28 +10,48 @@ _parallel = numba.njit(parallel=True, cache=True)
 
 
 @_parallel
-def label_sums(labels, a, v, k, parts):
+def label_sums(labels, a, v, k, parts, rows):
     # Σ_{labels_i = c} a_i, and Σ v_i in a last column when v has one entry per row (else
-    # empty); with the number of rows whose label lies outside [0, k) (skipped)
+    # empty), over the rows ``rows`` of a and v when given (labels_i: the label of rows[i]),
+    # else over all; with the number of labels outside [0, k) (their rows skipped)
     n, p = a.shape
+    m = rows.size if rows.size else n
     q = p + min(v.size, 1)
     tables = np.zeros((parts, k, q))
     outside = 0
     for t in prange(parts):
         table = tables[t]
-        for i in range(t * n // parts, (t + 1) * n // parts):
+        for i in range(t * m // parts, (t + 1) * m // parts):
             c = labels[i]
             if c < 0 or c >= k:
                 outside += 1
                 continue
+            r = rows[i] if rows.size else i
             for j in range(p):
-                table[c, j] += a[i, j]
+                table[c, j] += a[r, j]
             if q > p:
-                table[c, p] += v[i]
+                table[c, p] += v[r]
     total = tables[0]
     for t in range(1, parts):
         total += tables[t]
     return total, outside
+
+
+@numba.njit(cache=True)
+def kept_rows(labels, keep):
+    # the rows i whose label has keep[labels_i] (in order), and the number of labels outside
+    # keep's table (then no rows)
+    n = labels.size
+    out = np.empty(n, dtype=np.int64)
+    found = 0
+    for i in range(n):
+        c = labels[i]
+        if c < 0 or c >= keep.size:
+            return np.empty(0, dtype=np.int64), 1
+        if keep[c]:
+            out[found] = i
+            found += 1
+    return out[:found].copy(), 0
 
 
 @_parallel

@@ -87,10 +87,14 @@ def test_block_cluster_sums_put_the_fused_vector_in_its_place(monkeypatch, layou
     monkeypatch.setattr(compiled, "RUN_ENTRIES", 0)
     calls = []
     original = compiled.label_sums
-    monkeypatch.setattr(compiled, "label_sums", lambda *a: calls.append(len(a)) or original(*a))
+    monkeypatch.setattr(
+        compiled,
+        "label_sums",
+        lambda *a: calls.append(len(a) > 3 and a[3] is not None) or original(*a),
+    )
     with compiled.for_run(1):
         fused = block_partition._cluster_sums(block, 0, labels, columns)[1]
-    assert calls == [4]  # one read: the matrix with the first vector
+    assert calls == [True]  # one read: the matrix with the first vector
     np.testing.assert_array_equal(fused[0], plain[0])
     np.testing.assert_array_equal(fused[1], plain[1])
 
@@ -640,3 +644,66 @@ def test_block_cluster_sums_with_the_cluster_count_as_the_table(always_compiled)
     np.testing.assert_array_equal(found, [2, 9, 40])
     np.testing.assert_array_equal(found_k, found)
     np.testing.assert_array_equal(sums_k, sums)
+
+
+def test_label_sums_over_given_rows_and_the_kept_rows(always_compiled):
+    """label_sums(rows=…) = label_sums of those rows copied out; kept_rows = the rows whose
+    label is kept, in order; labels outside the tables and rows outside a are refused."""
+    rng = np.random.default_rng(21)
+    labels = rng.integers(0, 30, 4000).astype(np.int32)
+    a, v = rng.standard_normal((4000, 3)), rng.standard_normal(4000)
+    keep = np.zeros(30, dtype=bool)
+    keep[[2, 17, 29, 5]] = True
+    rows = compiled.kept_rows(labels, keep)
+    np.testing.assert_array_equal(rows, np.flatnonzero(keep[labels]))
+    for k_labels in (labels[rows], labels[rows].astype(np.int64)):
+        np.testing.assert_array_equal(
+            compiled.label_sums(k_labels, a, 30, v, rows),
+            compiled.label_sums(k_labels, a[rows], 30, v[rows]),
+        )
+    with pytest.raises(ValueError, match="labels for"):
+        compiled.label_sums(labels, a, 30, v, rows)
+    with pytest.raises(ValueError, match=r"row indices must lie in \[0, 4000\)"):
+        compiled.label_sums(labels[:2], a, 30, v, np.array([0, 4000]))
+    labels[7] = 30
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 30\)"):
+        compiled.kept_rows(labels, keep)
+
+
+def test_a_split_blocks_partition_resums_its_split_clusters_where_they_lie(
+    always_compiled, monkeypatch
+):
+    """With the compiled loops a child's cluster sums read the split clusters' rows where they
+    lie (no copy) and equal a full pass's (integer data: exact in any order)."""
+    from aidopt.data.containers import RegressionData
+    from aidopt.engine import partition as block_partition
+    from aidopt.engine.blocks import MemoryBlocks
+    from aidopt.engine.partition import BlockPartition, StateRef
+
+    rng = np.random.default_rng(4)
+    X, y = rng.integers(-50, 50, (3000, 30)), rng.integers(-50, 50, 3000)
+    data = RegressionData.from_arrays(X.astype(np.float64), y.astype(np.float64))
+    blocks = MemoryBlocks(data, 2500)
+    labels = rng.integers(0, 60, data.n)
+    regime = np.where(labels % 7 == 0, rng.integers(0, 2, data.n), 0)
+    for name, values in (("lab", labels), ("reg", regime)):
+        blocks._state[name] = [
+            values[o : o + s] for o, s in zip(blocks.offsets, blocks.sizes, strict=True)
+        ]
+
+    def columns(block):
+        return [partition_module.ROW_COUNT, block.X, block.y]
+
+    parent = BlockPartition.from_block_labels(blocks, "lab")
+    parent.cluster_sums(columns)
+    child, n_split = parent.split(StateRef("reg"))
+    assert n_split == 9
+    gathered = []
+    real = block_partition.block_of_rows_indexed
+    monkeypatch.setattr(
+        block_partition, "block_of_rows_indexed", lambda *a: gathered.append(1) or real(*a)
+    )
+    incremental = child.cluster_sums(columns)
+    assert gathered == []  # no copy of the rows: the compiled loop skipped them in place
+    full = BlockPartition(blocks, child.slot, child.sizes, parent=child.parent)
+    np.testing.assert_array_equal(incremental, full.cluster_sums(columns))

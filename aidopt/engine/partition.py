@@ -173,12 +173,13 @@ def _renumbered(
     return present, counts, rank[labels]
 
 
-def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
+def _cluster_sums(block, _offset, labels, columns, n_clusters=None, rows=None):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
     vectors, matrices and :data:`ROW_COUNT` side by side): a vector by ``bincount``, a matrix
     by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
     compiled loops the first vector is summed in the first matrix's read), the row counts from
-    the renumbering (labels below ``n_clusters`` when given)."""
+    the renumbering (labels below ``n_clusters`` when given). With ``rows`` (the compiled
+    loops), over those rows of the block only (``labels``: theirs), read where they lie."""
     parts = columns(block)
     parts = [parts] if isinstance(parts, np.ndarray) else parts
     matrices = [j for j, part in enumerate(parts) if np.ndim(part) == 2]
@@ -188,23 +189,34 @@ def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
     sums: list[Any] = [None] * len(parts)
     vectors = [j for j, part in enumerate(parts) if part is not ROW_COUNT and np.ndim(part) == 1]
     if kernels is not None and vectors:
-        both = kernels.label_sums(inverse, parts[matrices[0]], k, parts[vectors[0]])
+        both = kernels.label_sums(inverse, parts[matrices[0]], k, parts[vectors[0]], rows)
         sums[matrices[0]], sums[vectors[0]] = both[:, :-1], both[:, -1:]
     for j, part in enumerate(parts):
         if sums[j] is None:
+            selected = part if rows is None or part is ROW_COUNT else part[rows]
             sums[j] = (
                 counts.astype(np.float64)[:, None]
                 if part is ROW_COUNT
-                else np.bincount(inverse, weights=part, minlength=k)[:, None]
+                else np.bincount(inverse, weights=selected, minlength=k)[:, None]
                 if np.ndim(part) == 1
-                else label_sums(inverse, part, k)
+                else label_sums(inverse, selected, k)
             )
     return (), (present, np.hstack(sums))
 
 
 def _remade_cluster_sums(block, offset, labels, columns, n_clusters, remade):
     """:func:`_cluster_sums` of the block's rows in the clusters ``remade`` (a K mask) only
-    (None when it has none)."""
+    (None when it has none): with the compiled loops the rows are found in one read of the
+    labels and summed where they lie, else summed from a copy."""
+    parts = columns(block)
+    parts = [parts] if isinstance(parts, np.ndarray) else parts
+    matrix = next((part for part in parts if np.ndim(part) == 2), None)
+    kernels = compiled.kernels_for(matrix) if matrix is not None else None
+    if kernels is not None:
+        rows = kernels.kept_rows(labels, remade)
+        if rows.size == 0:
+            return (), None
+        return _cluster_sums(block, offset, labels[rows], columns, n_clusters, rows)
     rows = np.flatnonzero(remade[labels])
     if rows.size == 0:
         return (), None
