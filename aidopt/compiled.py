@@ -1,7 +1,8 @@
 """Compiled row loops (numba) for the sums of a data pass over a large dense matrix.
 
 * per-cluster sums Σ_{labels_i = c} a_i — the aggregated data (:func:`aidopt.partition.
-  label_sums`);
+  label_sums`) —, over all rows or over the rows of some clusters (:func:`kept_rows`: a split
+  partition's re-sum, the rows read where they lie);
 * per-chunk products Σ_{i ∈ chunk} v_i a_i over chunks of :data:`aidopt.certificate.CHUNK`
   rows — the float64 part of an accurate Aᵀv (:func:`aidopt.certificate.accurate_tdot`: its
   rounding bound holds whatever the order of the additions inside a chunk);

@@ -274,8 +274,8 @@ class BlockPartition(ClusterCounts):
         """Σ_{i∈C_k} of the per-row columns ``columns(block)`` (vectors and matrices, side by
         side) per cluster (K × q): one data pass — after a split of blocks in memory, over the
         rows of the split clusters only (the kept clusters' sums are the parent's, the same
-        bits). The labels of
-        the partitions this one was split from are freed first (nothing reads them any more)."""
+        bits). The labels of the partitions this one was split from are freed first (nothing
+        reads them any more)."""
         self.forget_history()
         parent, self._parent_sums = self._parent_sums, None
         if parent is not None and parent[0] == columns and self.parent is not None:
