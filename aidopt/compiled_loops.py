@@ -44,13 +44,16 @@ def kept_rows(labels, keep):
     n = labels.size
     out = np.empty(n, dtype=np.int64)
     found = 0
+    outside = 0
     for i in range(n):
         c = labels[i]
         if c < 0 or c >= keep.size:
-            return np.empty(0, dtype=np.int64), 1
-        if keep[c]:
+            outside += 1
+        elif keep[c]:
             out[found] = i
             found += 1
+    if outside:
+        return np.empty(0, dtype=np.int64), outside
     return out[:found].copy(), 0
 
 
