@@ -753,17 +753,26 @@ def test_a_finer_part_that_mixes_regimes_is_refused_on_blocks(spread):
         part.split(StateRef("r"), StateRef("f"))
 
 
-def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatch):
+@pytest.mark.parametrize("compiled_loops", [False, True])
+def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatch, compiled_loops):
     """A child's cluster sums: its kept clusters' from the parent's (the same bits as a full
-    pass), the split clusters' from a pass over their rows only (equal to a full pass's)."""
+    pass), the split clusters' from a pass over their rows only — read where they lie with the
+    compiled loops, from a copy without — equal to a full pass's (integer data: exact in any
+    order)."""
+    from aidopt import compiled
     from aidopt.engine import partition as block_partition
     from aidopt.engine.partition import BlockPartition, StateRef
     from aidopt.partition import ROW_COUNT
 
-    X, y = make_lad(900, 3, seed=11)[:2]
-    data = RegressionData.from_arrays(X, y)
-    blocks = MemoryBlocks(data, 128)
+    if compiled_loops:
+        pytest.importorskip("numba")
+        monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
+        monkeypatch.setattr(compiled, "RUN_ENTRIES", 0)
+        monkeypatch.delenv("AIDOPT_COMPILED", raising=False)
     rng = np.random.default_rng(3)
+    X, y = rng.integers(-50, 50, (900, 3)), rng.integers(-50, 50, 900)
+    data = RegressionData.from_arrays(X.astype(np.float64), y.astype(np.float64))
+    blocks = MemoryBlocks(data, 128)
     labels = rng.integers(0, 40, data.n)
     regime = np.where(labels < 5, rng.integers(0, 2, data.n), 0)  # clusters 0–4 split
     for name, values in (("lab", labels), ("reg", regime)):
@@ -774,26 +783,32 @@ def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatc
     def columns(block):
         return [ROW_COUNT, block.X, block.y]
 
-    parent = BlockPartition.from_block_labels(blocks, "lab")
-    parent.cluster_sums(columns)
-    child, n_split = parent.split(StateRef("reg"))
-    assert n_split == 5
-    rows_read = []
-    real = block_partition._cluster_sums
+    rows_read, copies = [], []
+    real_sums, real_copy = block_partition._cluster_sums, block_partition.block_of_rows_indexed
+
+    def counted_sums(block, offset, labels, columns, n_clusters=None, rows=None):
+        rows_read.append(block.n if rows is None else rows.size)
+        return real_sums(block, offset, labels, columns, n_clusters, rows)
+
+    monkeypatch.setattr(block_partition, "_cluster_sums", counted_sums)
     monkeypatch.setattr(
-        block_partition,
-        "_cluster_sums",
-        lambda block, *rest: rows_read.append(block.n) or real(block, *rest),
+        block_partition, "block_of_rows_indexed", lambda *a: copies.append(1) or real_copy(*a)
     )
-    incremental = child.cluster_sums(columns)
-    assert sum(rows_read) == np.count_nonzero(labels < 5)  # the split clusters' rows only
-    rows_read.clear()
-    full = BlockPartition(blocks, child.slot, child.sizes, parent=child.parent).cluster_sums(
-        columns
-    )
+    with compiled.for_run(1 if compiled_loops else 0):
+        parent = BlockPartition.from_block_labels(blocks, "lab")
+        parent.cluster_sums(columns)
+        child, n_split = parent.split(StateRef("reg"))
+        assert n_split == 5
+        rows_read.clear()
+        incremental = child.cluster_sums(columns)
+        assert sum(rows_read) == np.count_nonzero(labels < 5)  # the split clusters' rows only
+        assert (copies == []) is compiled_loops  # compiled: no copy of the rows
+        rows_read.clear()
+        full = BlockPartition(blocks, child.slot, child.sizes, parent=child.parent)
+        full_sums = full.cluster_sums(columns)
     assert sum(rows_read) == data.n
     kept = child.sizes == parent.sizes[child.parent]
     assert kept.sum() == 35
-    np.testing.assert_array_equal(incremental[kept], full[kept])
-    np.testing.assert_allclose(incremental[~kept], full[~kept], rtol=1e-13, atol=1e-12)
+    np.testing.assert_array_equal(incremental[kept], full_sums[kept])
+    np.testing.assert_array_equal(incremental, full_sums)
     np.testing.assert_array_equal(incremental[:, 0], child.sizes)
