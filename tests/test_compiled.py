@@ -102,7 +102,9 @@ def test_block_cluster_sums_put_the_fused_vector_in_its_place(monkeypatch, layou
 def test_dual_sums_add_in_row_order(always_compiled):
     """The chunk sums of the duals' scalars (Σ u y, Σ|u y|, Σ u, Σ|u|, max|u|) are those of a
     loop over the chunk's rows in order, to the bit, and the products those of four rows per
-    addition (the order the certificate's rounding bound counts)."""
+    addition (the order the certificate's rounding bound counts); the evaluation's read of
+    the rows (residual_loss, each four rows' share added beside their residuals) gives the
+    same bits."""
     rng = np.random.default_rng(9)
     n, k, chunk = 1030, 17, 256
     a = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
@@ -127,6 +129,9 @@ def test_dual_sums_add_in_row_order(always_compiled):
                 row += duals[d, labels[r]] * a[r]
             assert list(scalars[c, d]) == [*total, top]
             np.testing.assert_array_equal(products[c, d], row)
+    beside = compiled.residual_loss(a, y, np.ones(3), 0.5, 1.0, 1.0, chunk, labels, duals)
+    np.testing.assert_array_equal(beside.products, products)
+    np.testing.assert_array_equal(beside.scalars, scalars)
 
 
 @pytest.mark.parametrize("n", [1, 255, 256, 257, 256 * 40 + 3])
