@@ -45,6 +45,7 @@ from aidopt.lazy import sparse as sp
 __all__ = [
     "CHUNK",
     "GAMMA",
+    "GAMMA_FOURS",
     "Bound",
     "Certificate",
     "DualPoint",
@@ -72,6 +73,13 @@ __all__ = [
 CHUNK = 256  #: rows per chunk of an accurate sum
 EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
 GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding bound of a chunked sum
+#: roundings any one term u_i·a_ij of a compiled chunk product Σ u_i a_ij goes through
+#: (:func:`aidopt.compiled.cluster_dual_sums`: four rows' terms added in pairs, that sum added to
+#: the chunk's running sum, a short chunk's last ≤ 3 rows one by one): its product, two in its
+#: four, at most CHUNK/4 + 3 additions to the running sum
+_FOURS_ROUNDINGS = 6 + CHUNK // 4
+#: the relative rounding bound of such a product: |fl(Σ) − Σ| ≤ GAMMA_FOURS Σ|u_i a_ij|
+GAMMA_FOURS = _FOURS_ROUNDINGS * EPS / (1.0 - _FOURS_ROUNDINGS * EPS)
 _SUM2_ENTRIES = 1 << 12  #: chunk sums added by the compiled Sum2 (in a large run) from this many
 
 

@@ -81,7 +81,7 @@ def dual_scalars(sums, ui, yi):
 @numba.njit(inline="always", cache=True)
 def dual_rows4(a, y, labels, duals, i, products, scalars):
     # rows i … i + 3 into each dual d (u_i = duals[d, labels_i], each looked up once):
-    # products[d] += Σ u_i a_i, four rows per store (each term ≤ 3 + ⌈chunk/4⌉ roundings), and
+    # products[d] += Σ u_i a_i, four rows per store (the order certificate.GAMMA_FOURS counts), and
     # scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u| in row order
     p = a.shape[1]
     for d in range(duals.shape[0]):

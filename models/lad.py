@@ -68,6 +68,7 @@ from aidopt.certificate import (
     CHUNK,
     EPS,
     GAMMA,
+    GAMMA_FOURS,
     Bound,
     DualPoint,
     abs_column_sums,
@@ -862,7 +863,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         """The terms of :meth:`bound_terms` from the compiled chunk sums at each dual (chunks of
         CHUNK rows summed in float64, the chunk sums added by :func:`aidopt.certificate.
         added_chunk_sums`), with its rounding bounds: γΣ|v| per sum plus the addition of its
-        chunk sums, ε Σ|u_i y_i| for the products u_i y_i, |Zᵀu| through max|u| · Σ_i |x_i|
+        chunk sums, ε Σ|u_i y_i| for the products u_i y_i, and for Zᵀu — added four rows at a
+        time, so γ_FOURS (70 roundings, not CHUNK + 2) — through max|u| · Σ_i |x_i|
         (``column_sums`` ≥ Σ_i |x_ij|)."""
         norm_y_squared = vector_sums(rows.y)[1]
         chunks, q, p = products.shape
@@ -879,7 +881,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
             abs_uy, abs_u = (sums[[1, 3]] + added[[1, 3]]) * (1 + 2 * GAMMA)
             bound_u = float(scalars[:, d, 4].max(initial=0.0))
             value_error = (GAMMA + EPS) * abs_uy * (1 + 2 * EPS) + float(added[0])
-            e_error = GAMMA * bound_u * column_sums * (1 + 4 * EPS) + e_added
+            e_error = GAMMA_FOURS * bound_u * column_sums * (1 + 4 * EPS) + e_added
             if self.fit_intercept:
                 e = np.r_[u_sum, e]
                 e_error = np.r_[GAMMA * abs_u * (1 + 2 * EPS) + float(added[2]), e_error]
