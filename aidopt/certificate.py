@@ -43,8 +43,10 @@ from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 
 __all__ = [
+    "BLAS_CHUNK",
     "CHUNK",
     "GAMMA",
+    "GAMMA_BLAS",
     "GAMMA_FOURS",
     "Bound",
     "Certificate",
@@ -80,6 +82,11 @@ GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding boun
 _FOURS_ROUNDINGS = 6 + CHUNK // 4
 #: the relative rounding bound of such a product: |fl(Σ) − Σ| ≤ GAMMA_FOURS Σ|u_i a_ij|
 GAMMA_FOURS = _FOURS_ROUNDINGS * EPS / (1.0 - _FOURS_ROUNDINGS * EPS)
+#: rows per chunk of a product Aᵀv that BLAS adds in an unknown order (:func:`accurate_tdot`):
+#: each term then goes through at most its product and BLAS_CHUNK − 1 additions
+BLAS_CHUNK = 64
+#: the relative rounding bound of such a chunk product (a quarter of GAMMA's)
+GAMMA_BLAS = (BLAS_CHUNK + 2) * EPS / (1.0 - (BLAS_CHUNK + 2) * EPS)
 _SUM2_ENTRIES = 1 << 12  #: chunk sums added by the compiled Sum2 (in a large run) from this many
 
 
@@ -164,15 +171,17 @@ def accurate_tdot(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(Aᵀv, a bound on its rounding error per column) for A (n × p).
 
-    Each chunk of CHUNK rows is multiplied in float64 (the compiled loop of
-    :mod:`aidopt.compiled` for a large dense A, else BLAS: one batched product over all chunks
-    of a C-ordered dense A) and the chunk sums are added exactly (:func:`math.fsum`),
-    rounded once: the error of column j is at most γ(|A|ᵀ|v|)_j + ε|(Aᵀv)_j|, whatever the
-    order of the additions inside BLAS.
+    Each chunk of rows is multiplied in float64 and the chunk sums are added exactly
+    (:func:`math.fsum`), rounded once: the error of column j is at most γ(|A|ᵀ|v|)_j +
+    ε|(Aᵀv)_j|, whatever the order of the additions inside a chunk — CHUNK rows and γ = GAMMA
+    for the compiled loop of :mod:`aidopt.compiled` (a large dense A) and for a sparse A,
+    BLAS_CHUNK rows and γ = GAMMA_BLAS for BLAS on a dense A (one batched product over all
+    chunks of a C-ordered A).
     ``abs_bound`` may give an upper bound on |A|ᵀ|v| (e.g. max|v| · the column sums of |A|) to
     save a pass over A.
     """
     n, p = A.shape
+    gamma = GAMMA
     if issparse(A):
         A = sp.csr_matrix(A)
         chunks = [
@@ -182,29 +191,33 @@ def accurate_tdot(
         absolute = np.asarray(abs(A).T @ np.abs(v)).ravel() if abs_bound is None else abs_bound
     else:
         absolute = np.abs(A).T @ np.abs(v) if abs_bound is None else abs_bound
-        chunks = _dense_chunk_products(A, v)
+        chunks, gamma = _dense_chunk_products(A, v)
     if not chunks:
         return np.zeros(p), np.zeros(p)
     total, added = added_chunk_sums(np.vstack(chunks))
-    return total, GAMMA * absolute * (1 + 4 * EPS) + added
+    return total, gamma * absolute * (1 + 4 * EPS) + added
 
 
-def _dense_chunk_products(A: NDArray[np.float64], v: NDArray[np.float64]) -> list:
-    """Σ v_i a_i per chunk of CHUNK rows of a dense A, in float64: the compiled loop in a large
-    run, else one batched product over the chunks of a C-ordered A (a loop for another order)."""
+def _dense_chunk_products(A: NDArray[np.float64], v: NDArray[np.float64]) -> tuple[list, float]:
+    """(Σ v_i a_i per chunk of a dense A in float64, the relative rounding bound of a chunk):
+    the compiled loop over chunks of CHUNK rows in a large run (GAMMA), else BLAS over chunks
+    of BLAS_CHUNK rows (GAMMA_BLAS): one batched product over the chunks of a C-ordered A, a
+    loop for another order."""
     kernels = compiled.kernels_for(A)
     if kernels is not None:
-        return [kernels.chunk_tdot(A, v, CHUNK)]
+        return [kernels.chunk_tdot(A, v, CHUNK)], GAMMA
     n, p = A.shape
-    head = n - n % CHUNK
+    head = n - n % BLAS_CHUNK
     if A.flags.c_contiguous:
-        rows = A[:head].reshape(-1, CHUNK, p)  # a view
-        chunks = [np.matmul(v[:head].reshape(-1, 1, CHUNK), rows).reshape(-1, p)]
+        rows = A[:head].reshape(-1, BLAS_CHUNK, p)  # a view
+        chunks = [np.matmul(v[:head].reshape(-1, 1, BLAS_CHUNK), rows).reshape(-1, p)]
     else:
-        chunks = [A[s : s + CHUNK].T @ v[s : s + CHUNK] for s in range(0, head, CHUNK)]
+        chunks = [
+            A[s : s + BLAS_CHUNK].T @ v[s : s + BLAS_CHUNK] for s in range(0, head, BLAS_CHUNK)
+        ]
     if head < n:
         chunks.append(A[head:].T @ v[head:])
-    return chunks
+    return chunks, GAMMA_BLAS
 
 
 def added_chunk_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from aidopt.certificate import (
     EPS,
+    GAMMA_BLAS,
     Bound,
     DualPoint,
     accurate_sum,
@@ -38,11 +39,12 @@ def test_accurate_weighted_sum_bounds_its_error_exactly():
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "csr"])
-@pytest.mark.parametrize("n", [0, 1, 255, 256, 257, 256 * 256 + 3])
+@pytest.mark.parametrize("n", [0, 1, 63, 64, 65, 255, 256, 257, 256 * 256 + 3])
 def test_accurate_tdot_bounds_its_error_exactly(layout, n):
-    """Aᵀv of the certificates (chunk sums by BLAS, their sums in groups, the groups exactly):
-    within its stated bound of the exact rational value, for columns of scale 1e-9 … 1e9, on
-    sizes around the chunk and group lengths, C- and F-ordered and sparse."""
+    """Aᵀv of the certificates (chunk sums by BLAS, the chunk sums exactly): within its stated
+    bound of the exact rational value, for columns of scale 1e-9 … 1e9, on sizes around the
+    chunk lengths (BLAS_CHUNK dense, CHUNK sparse), C- and F-ordered and sparse; a dense A is
+    charged GAMMA_BLAS, the bound of BLAS_CHUNK terms in any order."""
     rng = np.random.default_rng(n)
     A = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
     A[rng.random((n, 3)) < 0.3] = 0.0
@@ -59,6 +61,9 @@ def test_accurate_tdot_bounds_its_error_exactly(layout, n):
         exact = sum(Fraction(float(A[i, j])) * Fraction(float(v[i])) for i in rows)
         assert abs(Fraction(float(total[j])) - exact) <= Fraction(float(error[j]))
         assert error[j] <= 1e-12 * float(np.abs(A[:, j]) @ np.abs(v)) + 1e-300
+        if layout != "csr":
+            charged = GAMMA_BLAS * float(np.abs(A[:, j]) @ np.abs(v)) * (1 + 4 * EPS)
+            assert error[j] == pytest.approx(charged + EPS * abs(total[j]), rel=1e-9, abs=1e-300)
 
 
 def test_dual_box_lies_inside_the_exact_box():
