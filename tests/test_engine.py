@@ -783,26 +783,25 @@ def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatc
     def columns(block):
         return [ROW_COUNT, block.X, block.y]
 
-    rows_read, copies = [], []
-    real_sums, real_copy = block_partition._cluster_sums, block_partition.block_of_rows_indexed
+    rows_read, copies = [], []  # per summed block: its rows, and whether X was copied
+    real_summed = block_partition._summed
 
-    def counted_sums(block, offset, labels, columns, n_clusters=None, rows=None):
-        rows_read.append(block.n if rows is None else rows.size)
-        return real_sums(block, offset, labels, columns, n_clusters, rows)
+    def counted_summed(parts, labels, n_clusters, rows=None):
+        rows_read.append(labels.size)
+        copies.append(not np.shares_memory(parts[1], data.X))
+        return real_summed(parts, labels, n_clusters, rows)
 
-    monkeypatch.setattr(block_partition, "_cluster_sums", counted_sums)
-    monkeypatch.setattr(
-        block_partition, "block_of_rows_indexed", lambda *a: copies.append(1) or real_copy(*a)
-    )
+    monkeypatch.setattr(block_partition, "_summed", counted_summed)
     with compiled.for_run(1 if compiled_loops else 0):
         parent = BlockPartition.from_block_labels(blocks, "lab")
         parent.cluster_sums(columns)
         child, n_split = parent.split(StateRef("reg"))
         assert n_split == 5
         rows_read.clear()
+        copies.clear()
         incremental = child.cluster_sums(columns)
         assert sum(rows_read) == np.count_nonzero(labels < 5)  # the split clusters' rows only
-        assert (copies == []) is compiled_loops  # compiled: no copy of the rows
+        assert (not any(copies)) is compiled_loops  # compiled: no copy of the rows
         rows_read.clear()
         full = BlockPartition(blocks, child.slot, child.sizes, parent=child.parent)
         full_sums = full.cluster_sums(columns)

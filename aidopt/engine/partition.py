@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt import compiled
-from aidopt.engine.blocks import Blocks, block_of_rows_indexed
+from aidopt.engine.blocks import Blocks
 from aidopt.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
 
 __all__ = ["BlockPartition", "StateRef"]
@@ -173,15 +173,24 @@ def _renumbered(
     return present, counts, rank[labels]
 
 
-def _cluster_sums(block, _offset, labels, columns, n_clusters=None, rows=None):
+def _column_parts(block, columns) -> list:
+    """The model's per-row columns of the block (``columns(block)``), as a list."""
+    parts = columns(block)
+    return [parts] if isinstance(parts, np.ndarray) else parts
+
+
+def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
     """Σ per cluster present in the block of the model's columns (a matrix, or a list of
-    vectors, matrices and :data:`ROW_COUNT` side by side): a vector by ``bincount``, a matrix
-    by :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
+    vectors, matrices and :data:`ROW_COUNT` side by side): :func:`_summed`."""
+    return (), _summed(_column_parts(block, columns), labels, n_clusters)
+
+
+def _summed(parts, labels, n_clusters, rows=None):
+    """(the clusters present, their sums of ``parts``): a vector by ``bincount``, a matrix by
+    :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
     compiled loops the first vector is summed in the first matrix's read), the row counts from
     the renumbering (labels below ``n_clusters`` when given). With ``rows`` (the compiled
-    loops), over those rows of the block only (``labels``: theirs), read where they lie."""
-    parts = columns(block)
-    parts = [parts] if isinstance(parts, np.ndarray) else parts
+    loops), over those rows of the parts only (``labels``: theirs), read where they lie."""
     matrices = [j for j, part in enumerate(parts) if np.ndim(part) == 2]
     kernels = compiled.kernels_for(parts[matrices[0]]) if matrices else None
     present, counts, inverse = _renumbered(labels, kernels, n_clusters)
@@ -201,28 +210,26 @@ def _cluster_sums(block, _offset, labels, columns, n_clusters=None, rows=None):
                 if np.ndim(part) == 1
                 else label_sums(inverse, selected, k)
             )
-    return (), (present, np.hstack(sums))
+    return present, np.hstack(sums)
 
 
-def _remade_cluster_sums(block, offset, labels, columns, n_clusters, remade):
+def _remade_cluster_sums(block, _offset, labels, columns, n_clusters, remade):
     """:func:`_cluster_sums` of the block's rows in the clusters ``remade`` (a K mask) only
-    (None when it has none): with the compiled loops the rows are found in one read of the
-    labels and summed where they lie, else summed from a copy."""
-    parts = columns(block)
-    parts = [parts] if isinstance(parts, np.ndarray) else parts
+    (None when it has none), the model's columns made once: with the compiled loops the rows
+    are found in one read of the labels and summed where they lie, else summed from copies."""
+    parts = _column_parts(block, columns)
     matrix = next((part for part in parts if np.ndim(part) == 2), None)
     kernels = compiled.kernels_for(matrix) if matrix is not None else None
     if kernels is not None:
         rows = kernels.kept_rows(labels, remade)
-        if rows.size == 0:
-            return (), None
-        return _cluster_sums(block, offset, labels[rows], columns, n_clusters, rows)
-    rows = np.flatnonzero(remade[labels])
+    else:
+        rows = np.flatnonzero(remade[labels])
     if rows.size == 0:
         return (), None
-    return _cluster_sums(
-        block_of_rows_indexed(block, rows), offset, labels[rows], columns, n_clusters
-    )
+    if kernels is not None:
+        return (), _summed(parts, labels[rows], n_clusters, rows)
+    copies = [part if part is ROW_COUNT else part[rows] for part in parts]
+    return (), _summed(copies, labels[rows], n_clusters)
 
 
 @dataclass(eq=False)
