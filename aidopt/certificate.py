@@ -74,19 +74,25 @@ __all__ = [
 
 CHUNK = 256  #: rows per chunk of an accurate sum
 EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
-GAMMA = (CHUNK + 2) * EPS / (1.0 - (CHUNK + 2) * EPS)  #: relative rounding bound of a chunked sum
-#: roundings any one term u_i·a_ij of a compiled chunk product Σ u_i a_ij goes through
+
+
+def _gamma(roundings: int) -> float:
+    """γ_k = kε/(1 − kε): |fl(Σ) − Σ| ≤ γ_k Σ|terms| when no term goes through more than k
+    roundings."""
+    return roundings * EPS / (1.0 - roundings * EPS)
+
+
+GAMMA = _gamma(CHUNK + 2)  #: relative rounding bound of a chunked sum
+#: the relative rounding bound of a compiled chunk product Σ u_i a_ij
 #: (:func:`aidopt.compiled.cluster_dual_sums`: four rows' terms added in pairs, that sum added to
-#: the chunk's running sum, a short chunk's last ≤ 3 rows one by one): its product, two in its
-#: four, at most CHUNK/4 + 3 additions to the running sum
-_FOURS_ROUNDINGS = 6 + CHUNK // 4
-#: the relative rounding bound of such a product: |fl(Σ) − Σ| ≤ GAMMA_FOURS Σ|u_i a_ij|
-GAMMA_FOURS = _FOURS_ROUNDINGS * EPS / (1.0 - _FOURS_ROUNDINGS * EPS)
+#: the chunk's running sum, a short chunk's last ≤ 3 rows one by one): a term goes through its
+#: product, two additions in its four, at most CHUNK/4 + 3 additions to the running sum
+GAMMA_FOURS = _gamma(6 + CHUNK // 4)
 #: rows per chunk of a product Aᵀv that BLAS adds in an unknown order (:func:`accurate_tdot`):
 #: each term then goes through at most its product and BLAS_CHUNK − 1 additions
 BLAS_CHUNK = 64
 #: the relative rounding bound of such a chunk product (a quarter of GAMMA's)
-GAMMA_BLAS = (BLAS_CHUNK + 2) * EPS / (1.0 - (BLAS_CHUNK + 2) * EPS)
+GAMMA_BLAS = _gamma(BLAS_CHUNK + 2)
 _SUM2_ENTRIES = 1 << 12  #: chunk sums added by the compiled Sum2 (in a large run) from this many
 
 
@@ -232,8 +238,7 @@ def added_chunk_sums(rows: NDArray[np.float64]) -> tuple[NDArray[np.float64], ND
         total = np.array([math.fsum(column) for column in rows.T.tolist()], dtype=np.float64)
         return total, EPS * np.abs(total)
     total, size = kernels.compensated_column_sums(rows)
-    n = rows.shape[0]
-    gamma = n * EPS / (1 - n * EPS)
+    gamma = _gamma(rows.shape[0])
     tail = 2 * gamma * gamma * size * (1 + 2 * gamma)
     return total, EPS * (1 + 2 * EPS) * np.abs(total) + tail
 
