@@ -467,6 +467,39 @@ def test_parquet_blocks_are_row_groups_and_give_the_same_answer(client, tmp_path
     _same_optimum(AIDSolver(model, tol=TOL).solve(blocks), full)
 
 
+def _fetched_keys(dask_worker):
+    return [str(key) for entry in dask_worker.transfer_incoming_log for key in entry["keys"]]
+
+
+def test_dask_blocks_stay_on_their_worker_pass_after_pass(tmp_path):
+    """Block b runs on ``homes[b % 2]`` in every pass: its states are where it runs, and the
+    workers fetch nothing from each other but a pass's arguments (stealing off: what the
+    scheduler does on its own, without rebalancing)."""
+    import dask
+
+    from aidopt.engine.dask import DaskBlocks, local_client
+
+    data = _instance()
+    _write_parts(_frame(data), tmp_path / "parts")
+    with (
+        dask.config.set({"distributed.scheduler.work-stealing": False}),
+        local_client(processes=False, workers=2) as client,
+    ):
+        blocks = DaskBlocks.from_parquet(client, tmp_path / "parts", RegressionData, "y")
+        result = AIDSolver(LADModel(init="bins", split="sign"), tol=TOL).solve(blocks)
+        homes = blocks._homes()
+        held = client.who_has([f for states in blocks._state.values() for f in states])
+        where = [tuple(held[f.key]) for states in blocks._state.values() for f in states]
+        fetched = [key for keys in client.run(_fetched_keys).values() for key in keys]
+        client.cluster.close()
+    _same_optimum(result, AIDSolver(LADModel(), tol=TOL).solve_full(data))
+    assert len(set(homes)) == 2 and blocks.passes >= 4
+    n_slots = len(blocks._state)
+    assert n_slots >= 1
+    assert where == [(homes[b % 2],) for _ in range(n_slots) for b in range(blocks.n_blocks)]
+    assert fetched and all(key.startswith("_identity-") for key in fetched)
+
+
 def test_svm_classes_are_those_of_all_parts(client, tmp_path):
     """Two-class labels are mapped to ±1 by the classes of all rows, not of each row group:
     row groups with one class only, and the same optimum as in memory."""
@@ -659,6 +692,7 @@ def test_bench_scale_end_to_end(tmp_path):
     assert runs.loc["numpy-blocks", "passes"] >= 4  # sample, initial labels, aggregate, evaluate
     assert runs.loc["numpy-blocks", "passes"] == runs.loc["dask", "passes"]  # not the X @ b ones
     assert runs.loc["dask", "workers_peak_mb"] > 0
+    assert runs.loc["dask", "transfer_mb"] == 0  # one worker fetches from no other
     # the driver and its worker together, sampled: more than the worker alone holds at its end
     assert runs.loc["dask", "together_peak_mb"] > 0.8 * runs.loc["dask", "workers_peak_mb"]
     assert runs.loc["xb", "xb_seconds"] > 0

@@ -28,7 +28,9 @@ method that finished, seconds split into read / passes / solves, passes per run,
 pass over its own blocks timed in the same process right after the run, best of 3:
 ``pass_vs_xb_same_run``, less exposed to the machine's drift between processes), peak MB (of
 the run's process, the sum of the Dask workers' peaks, and — what a machine must hold — the
-peak of the run's process and its workers together, sampled); ``scale_summary.md`` the same
+peak of the run's process and its workers together, sampled), and for Dask the megabytes the
+workers fetched from each other (``transfer_mb``: a pass's arguments; blocks stay on their
+workers); ``scale_summary.md`` the same
 as a table; ``scale_seconds.png`` seconds against n per method.
 """
 
@@ -141,14 +143,21 @@ def run_method(
     model = registered(model_name)()
     out: dict[str, Any] = {"status": "ok"}
     if method == "dask":
+        import dask
+
         from aidopt.engine.dask import DaskBlocks, local_client
 
         start = time.perf_counter()
-        with _TreePeak() as together, local_client(workers=workers) as client:
+        with (
+            dask.config.set({"distributed.admin.low-level-log-length": 10**6}),  # every fetch
+            _TreePeak() as together,
+            local_client(workers=workers) as client,
+        ):
             blocks = DaskBlocks.from_parquet(client, folder, model.data_type, "y")
             out["read_seconds"] = time.perf_counter() - start  # cluster start + metadata
             result = AIDSolver(model, time_limit=time_limit, tol=tol).solve(blocks)
             out["workers_peak_mb"] = sum(client.run(_peak_mb).values())
+            out["transfer_mb"] = sum(client.run(_incoming_mb).values())
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(blocks)}
             client.cluster.close()
         return out | _result(result) | {"together_peak_mb": together.peak_mb}
@@ -221,6 +230,12 @@ def _peak_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _incoming_mb(dask_worker: Any) -> float:
+    """Megabytes this Dask worker fetched from the others (states of blocks whose task ran
+    elsewhere, the arguments of a pass)."""
+    return sum(e.get("total", 0) for e in dask_worker.transfer_incoming_log) / 2**20
 
 
 def _result(result: Any) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The Dask engine: blocks of rows on Dask workers, read from Parquet in every pass.
 
 A block is one row group of one Parquet part (or a chunk of in-memory / Dask arrays). Every
-kernel of a pass is one task per block; its new states are futures that stay on the worker that
-made them, and only the kernel's small result is gathered. Blocks read from Parquet are not
+kernel of a pass is one task per block, run on the block's home worker (the same in every pass);
+its new states are futures that stay on that worker, and only the kernel's small result is
+gathered. Blocks read from Parquet are not
 persisted unless asked (``persist=True``): every pass re-reads them, so the workers' memory holds
 the labels and regimes (1–4 bytes per row each, in their own memory maps) but never the data —
 what lets n × m exceed the machine's memory.
@@ -254,13 +255,22 @@ class DaskBlocks(Blocks):
     def _run(self, kernel, args, reads, writes, data):
         client = self.client
         shared = client.submit(_identity, args, pure=False)
+        homes = self._homes()
         outs = []
         for b in range(self.n_blocks):
             states = [self._state[name][b] for name in reads]
             source = self._sources[b] if data else None
             outs.append(
                 client.submit(
-                    _apply, kernel, source, int(self.offsets[b]), shared, *states, pure=False
+                    _apply,
+                    kernel,
+                    source,
+                    int(self.offsets[b]),
+                    shared,
+                    *states,
+                    workers=homes[b % len(homes)],
+                    allow_other_workers=True,
+                    pure=False,
                 )
             )
         for j, name in enumerate(writes):
@@ -268,6 +278,16 @@ class DaskBlocks(Blocks):
         results = client.map(operator.itemgetter(1), outs, pure=False)
         _wait_within_deadline(results, client)
         return client.gather(results)
+
+    def _homes(self) -> list[str]:
+        """The worker of block b is ``homes[b % len(homes)]`` (a worker once per thread): the
+        same in every pass while the workers stay, so a block's states stay where they were
+        made. Left to itself the scheduler sends a pass's tasks towards the worker that holds
+        the pass's arguments (up to a 64 MB table of ranks) while the other fetches them, and
+        the states of the blocks it moves — at 10^8 rows about 1 GB in a run — are fetched
+        into the heap that the workers keep (``WORKER_ENV``). A restriction, not a binding:
+        a worker lost or a busy one lets the task run elsewhere (Dask's stealing)."""
+        return [w for w, threads in sorted(self.client.nthreads().items()) for _ in range(threads)]
 
     def _take(self, rows):
         at = np.searchsorted(self.offsets, rows, side="right") - 1
