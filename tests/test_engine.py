@@ -500,6 +500,42 @@ def test_dask_blocks_stay_on_their_worker_pass_after_pass(tmp_path):
     assert fetched and all(key.startswith("_identity-") for key in fetched)
 
 
+_POOLS_SCRIPT = """
+import json, os
+import pandas  # imports pyarrow before aidopt does
+import pyarrow
+from aidopt.data.parquet import _pyarrow
+from aidopt.engine.dask import local_client
+
+def pool():
+    return pyarrow.default_memory_pool().backend_name
+
+if __name__ == "__main__":
+    _pyarrow()  # what reading Parquet does first
+    set_here = "ARROW_DEFAULT_MEMORY_POOL" in os.environ  # (Dask's nanny sets it next)
+    with local_client(workers=1) as client:
+        workers = list(client.run(pool).values())
+        client.cluster.close()
+    print(json.dumps({"here": pool(), "set_here": set_here, "workers": workers}))
+"""
+
+
+def test_workers_started_after_a_read_keep_their_own_arrow_pool(tmp_path):
+    """This process reads Parquet through the system allocator, without writing that into the
+    environment: Dask workers started afterwards (``aidopt bench scale`` just after writing the
+    parts) get Arrow's pool of WORKER_ENV. (A variable set here used to win over the workers'
+    settings; their kept heaps grew by ~0.7 GB each at 10^8 rows.)"""
+    script = tmp_path / "pools.py"
+    script.write_text(_POOLS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    pools = json.loads(done.stdout.strip().splitlines()[-1])
+    assert pools == {"here": "system", "set_here": False, "workers": ["mimalloc"]}
+
+
 def test_svm_classes_are_those_of_all_parts(client, tmp_path):
     """Two-class labels are mapped to ±1 by the classes of all rows, not of each row group:
     row groups with one class only, and the same optimum as in memory."""

@@ -6,13 +6,17 @@ columns differ from the first part's are named too. Numeric columns without null
 :class:`~aidopt.data.io.NumericTable` (one contiguous array per column, no pandas); anything
 else (text, nulls) a pandas DataFrame, whose checks name the offending columns as for CSV.
 
-pyarrow is the ``scale`` extra; it is imported only here. Its allocator is set to the system's
-before the import (``ARROW_DEFAULT_MEMORY_POOL``): with its default (mimalloc) the next large
-numpy allocations of the process were measured 20× slower (docs/lad.md).
+pyarrow is the ``scale`` extra. This process reads through the system's allocator
+(``pyarrow.set_memory_pool``) unless ``ARROW_DEFAULT_MEMORY_POOL`` names one: with Arrow's
+default (mimalloc) the next large numpy allocations of the process were measured 20× slower
+(docs/lad.md). The environment is left as it was: processes started from this one choose their
+own (the Dask workers Arrow's pool, :data:`aidopt.engine.dask.WORKER_ENV`; a variable set here
+used to override theirs, and their kept heap grew by ~0.7 GB each at 10^8 rows).
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from pathlib import Path
@@ -72,8 +76,8 @@ def parquet_parts(path: str | Path) -> list[Path]:
     return [p]
 
 
+@functools.cache
 def _pyarrow():
-    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -82,6 +86,8 @@ def _pyarrow():
             "Reading Parquet needs the package 'pyarrow': pip install 'aidopt[scale]' "
             "(or: pip install pyarrow)."
         ) from None
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:  # a pool chosen for this process stands
+        pa.set_memory_pool(pa.system_memory_pool())
     return pa, pq
 
 
