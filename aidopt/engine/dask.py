@@ -3,10 +3,9 @@
 A block is one row group of one Parquet part (or a chunk of in-memory / Dask arrays). Every
 kernel of a pass is one task per block, run on the block's home worker (the same in every pass);
 its new states are futures that stay on that worker, and only the kernel's small result is
-gathered. Blocks read from Parquet are not
-persisted unless asked (``persist=True``): every pass re-reads them, so the workers' memory holds
-the labels and regimes (1–4 bytes per row each, in their own memory maps) but never the data —
-what lets n × m exceed the machine's memory.
+gathered. Blocks read from Parquet are not persisted unless asked (``persist=True``): every pass
+re-reads them, so the workers' memory holds the labels and regimes (1–4 bytes per row each, in
+their own memory maps) but never the data — what lets n × m exceed the machine's memory.
 
 Fault tolerance is Dask's: every Parquet block and every state is a task with its inputs, so
 when a worker is lost mid-pass the scheduler recomputes what it held from the lineage (reading
@@ -260,6 +259,7 @@ class DaskBlocks(Blocks):
         for b in range(self.n_blocks):
             states = [self._state[name][b] for name in reads]
             source = self._sources[b] if data else None
+            home = {"workers": homes[b % len(homes)], "allow_other_workers": True} if homes else {}
             outs.append(
                 client.submit(
                     _apply,
@@ -268,8 +268,7 @@ class DaskBlocks(Blocks):
                     int(self.offsets[b]),
                     shared,
                     *states,
-                    workers=homes[b % len(homes)],
-                    allow_other_workers=True,
+                    **home,
                     pure=False,
                 )
             )
@@ -280,13 +279,13 @@ class DaskBlocks(Blocks):
         return client.gather(results)
 
     def _homes(self) -> list[str]:
-        """The worker of block b is ``homes[b % len(homes)]`` (a worker once per thread): the
-        same in every pass while the workers stay, so a block's states stay where they were
-        made. Left to itself the scheduler sends a pass's tasks towards the worker that holds
-        the pass's arguments (up to a 64 MB table of ranks) while the other fetches them, and
-        the states of the blocks it moves — at 10^8 rows about 1 GB in a run — are fetched
-        into the heap that the workers keep (``WORKER_ENV``). A restriction, not a binding:
-        a worker lost or a busy one lets the task run elsewhere (Dask's stealing)."""
+        """The worker of block b is ``homes[b % len(homes)]`` (a worker once per thread; none
+        while the cluster has no worker): the same in every pass while the workers stay, so a
+        block's states stay where they were made. Left to itself the scheduler sent a pass's
+        tasks towards the worker holding the pass's arguments (up to a 64 MB table of ranks)
+        while the other fetched them, moving the blocks' states: ~1 GB of transfers in a run at
+        10^8 rows. A restriction, not a binding: when a worker is lost, or idle beside a busy
+        one, the task runs elsewhere (Dask's stealing)."""
         return [w for w, threads in sorted(self.client.nthreads().items()) for _ in range(threads)]
 
     def _take(self, rows):
