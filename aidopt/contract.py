@@ -91,13 +91,16 @@ class Evaluation:
     exact value); ``regime`` an integer ≥ 0 per entry naming the linear piece of the entry's loss
     (purity in it is the optimality condition). ``split_regime``, optional, is a finer integer
     labelling (equal split regimes imply equal regimes, e.g. sign × magnitude band) by which the
-    impure clusters are split; None splits them by ``regime``.
+    impure clusters are split; None splits them by ``regime``. ``bound_terms``, optional, is
+    what the same read of the rows summed for the model's certificate at this solution (the
+    model's own object: its ``lower_bound`` then reads no row).
     """
 
     objective: float
     regime: NDArray[np.int64]
     split_regime: NDArray[np.int64] | None = None
     objective_error: float = 0.0
+    bound_terms: Any = None
 
 
 @dataclass(frozen=True)

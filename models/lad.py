@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -99,6 +100,10 @@ from aidopt.validation import check_predict_input
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
 LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights w (optional)
+
+#: the rows → the aggregate last made of them (:meth:`LADModel.aggregate`), which the
+#: evaluation of its solution reuses for the certificate's candidate duals (no second sum)
+_AGGREGATED: weakref.WeakKeyDictionary[LADData, LADAggregate] = weakref.WeakKeyDictionary()
 
 
 def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDArray]:
@@ -151,6 +156,17 @@ class LADSolution:
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         X = check_predict_input(X, self.coef.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(X @ self.coef).ravel() + self.intercept
+
+
+@dataclass(frozen=True, eq=False)
+class _BoundRead:
+    """The certificate's terms at each candidate dual of ``solution``, summed in the read of
+    the rows that evaluated it (:meth:`LADModel.evaluate`), with the aggregated Gram."""
+
+    solution: LADSolution
+    candidates: list[tuple[NDArray[np.float64], str]]
+    gram: NDArray[np.float64]
+    terms: list[BoundTerms]
 
 
 @dataclass(frozen=True, eq=False)
@@ -437,7 +453,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         ):  # singletons (the full problem): the data themselves, no copy
             return LADAggregate(data.X, data.y, np.ones(data.n), partition)
         weight, x_sum, y_sum = _cluster_sums(data, partition)
-        return LADAggregate(x_sum=x_sum, y_sum=y_sum, weight=weight, partition=partition)
+        for sums in (weight, x_sum, y_sum):  # the certificate reuses them: no solver writes
+            sums.flags.writeable = False
+        agg = LADAggregate(x_sum=x_sum, y_sum=y_sum, weight=weight, partition=partition)
+        _AGGREGATED[data] = agg
+        return agg
 
     # ------------------------------------------------------------------ aggregated problem (3)
     def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
@@ -580,12 +600,40 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
         """E^t = Σ_i w_i ρ(y_i − β₀ − x_i β) (w_i = 1 unweighted) with a bound on its rounding
-        error; regime = [r_i > 0]."""
-        evaluation = self.evaluate_rows(data, solution, 0, data)
+        error; regime = [r_i > 0]. On a large dense unweighted X, for a solution of clusters of
+        these rows just aggregated, the same compiled read sums the certificate's terms at its
+        candidate duals (``bound_terms``: :meth:`lower_bound` reads no row)."""
+        found = self._candidates_to_read(data, solution)
+        if found is None:
+            evaluation = self.evaluate_rows(data, solution, 0, data)
+        else:
+            candidates, gram = found
+            duals = np.vstack([s for s, _ in candidates])
+            labels = solution.partition.labels  # type: ignore[union-attr]
+            evaluation, terms = self._evaluated_rows(data, solution, 0, data, labels, duals)
+            if terms is not None:
+                read = _BoundRead(solution, candidates, gram, terms)
+                evaluation = dataclasses.replace(evaluation, bound_terms=read)
         if self.split == "minority" and solution.partition is not None:
             finer = self.split_hint(solution.partition, evaluation.regime)
             return dataclasses.replace(evaluation, split_regime=finer)
         return evaluation
+
+    def _candidates_to_read(self, data: LADData, solution: LADSolution) -> tuple | None:
+        """:meth:`bound_candidates` of the solution's clusters when the evaluation's compiled
+        read can sum their terms: the rows are large, dense, unweighted and were just
+        aggregated into exactly these clusters (the sums are reused); else None."""
+        agg = _AGGREGATED.get(data)
+        part = solution.partition
+        if (
+            agg is None
+            or part is None
+            or agg.partition is not part
+            or data.weight is not None
+            or compiled.kernels_for(data.X) is None
+        ):
+            return None
+        return self.bound_candidates(agg, solution)
 
     def evaluate_rows(
         self, rows: LADData, solution: LADSolution, offset: int, whole: Any
@@ -742,7 +790,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         ‖Dβ*‖₂ ≤ (‖W½y‖₂ + E/(min(c⁺, c⁻)√min w)) / √λ_min(D⁻¹GD⁻¹) (‖W½Zβ*‖₂ ≤ ‖W½y‖₂ +
         ‖W½r*‖₁), D = diag(√G_jj), and ZᵀWZ ⪰ G = Σ_k W_k z̄_k z̄_kᵀ (the aggregated Gram at the
         weighted means). A (nearly) rank-deficient design gives no bound, with a warning naming the
-        dependent columns."""
+        dependent columns. The terms are the evaluation's (``bound_terms``) when its read summed
+        them for this solution, else summed here in a read of their own."""
         c_plus, c_minus = self.costs()
         if dual is not None:
             s = dual.expand(data.n, evaluation.regime)
@@ -755,11 +804,15 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         part = solution.partition
         if part is None:
             return None
-        weight, x_sum, y_sum = _cluster_sums(data, part)
-        agg = LADAggregate(x_sum, y_sum, weight, part)
-        candidates, gram = self.bound_candidates(agg, solution)
-        duals = np.vstack([s for s, _ in candidates])
-        all_terms = self.cluster_bound_terms(data, part.labels, duals)
+        read = evaluation.bound_terms
+        if isinstance(read, _BoundRead) and read.solution is solution:  # summed as evaluated
+            candidates, gram, all_terms = read.candidates, read.gram, read.terms
+        else:
+            weight, x_sum, y_sum = _cluster_sums(data, part)
+            agg = LADAggregate(x_sum, y_sum, weight, part)
+            candidates, gram = self.bound_candidates(agg, solution)
+            duals = np.vstack([s for s, _ in candidates])
+            all_terms = self.cluster_bound_terms(data, part.labels, duals)
         found = []
         for (s, what), terms in zip(candidates, all_terms, strict=True):
             source = f"{what} spread over the entries, on all data"

@@ -701,3 +701,43 @@ def test_label_sums_over_given_rows_and_the_kept_rows(always_compiled):
     labels[7], labels[3999] = 30, -1
     with pytest.raises(ValueError, match=r"labels must lie in \[0, 30\).*\(2 row\(s\) outside\)"):
         compiled.kept_rows(labels, keep)
+
+
+@pytest.mark.parametrize("intercept", [True, False])
+def test_lad_evaluation_sums_the_certificate_in_the_same_read(always_compiled, intercept):
+    """On rows just aggregated into the solution's clusters, LAD's evaluation sums the
+    certificate's terms in its own compiled read: the same objective and regimes, and the
+    same bound to the bit, as the evaluation and the bound's own read one after the other.
+    Rows that were not aggregated into these clusters (another object with the same values,
+    or another partition) get no terms from the evaluation: the bound sums its own."""
+    import dataclasses
+
+    from aidopt.data.containers import RegressionData
+    from aidopt.models.lad import LADModel, LADSolution
+    from aidopt.partition import Partition
+
+    rng = np.random.default_rng(21)
+    n, k = 2003, 37
+    X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    data = RegressionData(X, rng.standard_normal(n) * 1e3, list("abc"))
+    model = LADModel(fit_intercept=intercept)
+    partition = Partition.from_labels(rng.integers(0, k, n))
+    model.aggregate(data, partition)
+    coef, dual = rng.standard_normal(3) * np.array([1e6, 1.0, 1e-6]), rng.uniform(-1, 1, k)
+    solution = LADSolution(coef, 0.3 * intercept, partition, dual)
+
+    fused = model.evaluate(data, solution)
+    assert fused.bound_terms is not None
+    alone = model.evaluate_rows(data, solution, 0, data)
+    assert (fused.objective, fused.objective_error) == (alone.objective, alone.objective_error)
+    np.testing.assert_array_equal(fused.regime, alone.regime)
+    upper = fused.objective + fused.objective_error
+    with_terms = model.lower_bound(data, solution, fused, upper)
+    without = model.lower_bound(data, solution, dataclasses.replace(fused, bound_terms=None), upper)
+    assert with_terms is not None and without is not None
+    assert (with_terms.value, with_terms.source) == (without.value, without.source)
+
+    same_values = RegressionData(X.copy(), data.y.copy(), list("abc"))
+    assert model.evaluate(same_values, solution).bound_terms is None
+    other = dataclasses.replace(solution, partition=Partition.from_labels(partition.labels))
+    assert model.evaluate(data, other).bound_terms is None
