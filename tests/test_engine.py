@@ -881,3 +881,14 @@ def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatc
     np.testing.assert_array_equal(incremental[kept], full_sums[kept])
     np.testing.assert_array_equal(incremental, full_sums)
     np.testing.assert_array_equal(incremental[:, 0], child.sizes)
+
+
+def test_bench_scale_times_the_passes_of_an_all_rows_run_by_the_drivers_timers():
+    """The in-memory method's pass time sums timers the driver keeps (a misspelt one would
+    silently count 0 s), the bound's among them."""
+    from aidopt.bench.scale import PASS_TIMERS
+
+    X, y, *_ = make_lad(2000, 3, seed=1)
+    result = AIDSolver(LADModel(), tol=1e-9).solve(RegressionData.from_arrays(X, y))
+    assert set(PASS_TIMERS) <= set(result.timing)
+    assert "bound" in PASS_TIMERS

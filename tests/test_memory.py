@@ -31,3 +31,33 @@ def test_command_line_processes_keep_freed_memory_in_the_heap():
         pytest.skip("not glibc")
     assert kept == ["True", "True"]
     assert plain == ["False", "False"]  # glibc's default: a mapping of its own
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's huge pages")
+@pytest.mark.parametrize("numpy_switch", [None, "1"])
+def test_command_line_processes_ask_numpy_for_small_pages_unless_told(numpy_switch):
+    """keep_freed_memory turns numpy's huge-page advice off; NUMPY_MADVISE_HUGEPAGE, numpy's
+    own switch, wins when set."""
+    import os
+
+    from numpy._core import multiarray
+
+    if not hasattr(multiarray, "_get_madvise_hugepage"):
+        pytest.skip("this numpy has no huge-page switch")
+    code = (
+        "from numpy._core import multiarray\n"
+        "from aidopt.memory import keep_freed_memory\n"
+        "before = multiarray._get_madvise_hugepage()\n"
+        "keep_freed_memory()\n"
+        "print(before, multiarray._get_madvise_hugepage())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    env.pop("AIDOPT_KEEP_FREED_MEMORY", None)
+    if numpy_switch is not None:
+        env["NUMPY_MADVISE_HUGEPAGE"] = numpy_switch
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    before, after = run.stdout.split()
+    if before == "False" and numpy_switch is None:
+        pytest.skip("numpy gives no huge-page advice on this kernel")
+    assert after == ("True" if numpy_switch == "1" else "False")
