@@ -48,6 +48,8 @@ __all__ = [
     "GAMMA",
     "GAMMA_BLAS",
     "GAMMA_FOURS",
+    "GAP_FLOOR",
+    "MAX_SOLVER_ACCURACY",
     "Bound",
     "Certificate",
     "DualPoint",
@@ -74,6 +76,12 @@ __all__ = [
 
 CHUNK = 256  #: rows per chunk of an accurate sum
 EPS = float(np.finfo(np.float64).eps) / 2.0  #: unit roundoff of float64
+#: the tightest relative gap a certificate is asked for, for every model: the rounding
+#: allowances keep a proven gap above 0, so ``tol = 0`` means "certify to 1e-9"
+GAP_FLOOR = 1e-9
+#: the coarsest inner-solver accuracy that may certify a gap above tol: a status ``optimal``
+#: proves a gap ≤ max(tol, GAP_FLOOR, min(the solver's stated accuracy, this))
+MAX_SOLVER_ACCURACY = 1e-6
 
 
 def _gamma(roundings: int) -> float:

@@ -27,10 +27,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import logging
+import math
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -38,8 +39,8 @@ from typing import Any, NoReturn, TextIO
 
 from aidopt import __version__, compiled
 from aidopt.data.io import DATA_HELP, check_output_path, read_table
-from aidopt.driver import RUN_OPTIONS, AIDSolver
-from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError
+from aidopt.driver import RUN_OPTIONS, AIDSolver, Hook
+from aidopt.exceptions import AidoptError, ConvergenceWarning, DataError, TimeLimitError
 from aidopt.jsonable import json_line
 from aidopt.memory import keep_freed_memory
 from aidopt.native import flush_c_stdio
@@ -148,7 +149,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
     gen_models = generate.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for model_name in _only(models(), command, "generate", name):
+    chosen = _only(models(), command, "generate", name)
+    if len(chosen) == 1 and models()[chosen[0]].load().generator is None:
+        chosen = list(models())  # a model with no generator: the error lists those with one
+    for model_name in chosen:
         cls = models()[model_name].load()
         if cls.generator is None:
             continue
@@ -186,6 +190,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--target", default=None, help="name of the target column (default: the result's)"
+    )
+    verify.add_argument(
+        "--max-gap",
+        type=_max_gap,
+        default=1e-4,
+        help="the loosest relative gap accepted as the proof of a status optimal or gap "
+        "(default 1e-4, solve's --tol)",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     verify.add_argument("--quiet", action="store_true", help="no log")
@@ -384,6 +395,67 @@ def _plain_text(out: dict) -> str:
 
 
 # ---------------------------------------------------------------------- commands
+class Watchdog(Hook):
+    """The time limit of ``aidopt solve``, held even by a step that cannot be interrupted.
+
+    The run stops itself at the limit wherever it can (inner solvers get the time left); a
+    native step that overruns it (a dense factorisation, a QP solver that checks its clock
+    rarely) is cut here: a timer thread, ``grace`` seconds after the limit (counted from the
+    command's start), writes the best answer so far with status ``time_limit`` — or, when there
+    is none yet, the one-line error — and ends the process.
+    """
+
+    def __init__(self, limit: float | None, out: _Results, render: Any) -> None:
+        self.limit, self.out, self.render = limit, out, render
+        self.grace = 0.0 if limit is None else 0.5 + 0.02 * limit
+        self._stopped_now: Any = None
+        self._lock = threading.Lock()
+        self._done = False
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> Watchdog:
+        if self.limit is not None:
+            self._timer = threading.Timer(self.limit + self.grace, self._fire)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.finish()
+
+    def on_progress(self, stopped_now: Any) -> None:
+        self._stopped_now = stopped_now
+
+    def finish(self) -> None:
+        """The run ended by itself: the watchdog stands down."""
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            why = (
+                f"time limit {self.limit:g} s reached inside a step that cannot be interrupted "
+                f"(stopped {self.grace:.3g} s past the limit)"
+            )
+            code = 0
+            try:
+                if self._stopped_now is None:
+                    raise TimeLimitError(f"{why}, before any aggregated problem was solved")
+                self.out.write(self.render(self._stopped_now(why + "; the best answer so far")))
+                print(f"aidopt: {why}", file=sys.stderr)
+            except Exception as exc:  # the process ends here: report, never hang
+                code = _error(exc if isinstance(exc, AidoptError) else f"{why} ({exc})")
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stderr.flush()
+                os._exit(code)
+
+
 def _solve(args: argparse.Namespace, out: _Results) -> int:
     if args.model in methods():  # not an AID model (e.g. CutS3VM): it solves by itself
         from aidopt.registry import method
@@ -399,17 +471,21 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
 
     model = registered_model(args.model).from_cli(args)
     solver = AIDSolver(model, **from_args(RUN_OPTIONS, args), verbose=2 if args.solver_log else 0)
-    if args.engine is not None or args.chunk_rows is not None:
-        result = _solve_on_blocks(model, solver, args)
-    else:
-        compiled.preload_for_file(args.data)  # a large file: the compiled passes load meanwhile
-        data = model.data_from_frame(read_table(args.data), args.target)
-        result = solver.solve_full(data) if args.full else solver.solve(data)
+    render = (lambda r: json_line(r.to_dict())) if args.json else _result_text
+    with Watchdog(solver.time_limit, out, render) as watchdog:
+        solver.hooks = [*solver.hooks, watchdog]
+        if args.engine is not None or args.chunk_rows is not None:
+            result = _solve_on_blocks(model, solver, args)
+        else:
+            compiled.preload_for_file(args.data)  # a large file: the compiled passes load
+            data = model.data_from_frame(read_table(args.data), args.target)
+            result = solver.solve_full(data) if args.full else solver.solve(data)
+        watchdog.finish()
     if args.plot is not None:
         from aidopt.plots import plot_history
 
         plot_history(result, args.plot)
-    out.write(json_line(result.to_dict()) if args.json else _result_text(result))
+    out.write(render(result))
     return 0
 
 
@@ -455,31 +531,34 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_result(path: Path) -> dict[str, Any]:
-    """A saved ``--json`` result: one JSON object."""
-    if not path.is_file():
-        raise DataError(f"Result file not found: {path}")
+def _max_gap(text: str) -> float:
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"Result file {path} is not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise DataError(
-            f"Result file {path} holds a JSON {type(payload).__name__}, not the object that "
-            "`aidopt solve ... --json` writes."
-        )
-    return payload
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}")
+    return value
 
 
 def _verify(args: argparse.Namespace, out: _Results) -> int:
+    """Exit 0: accepted; 1: rejected or not verifiable; 2: the files cannot be read."""
     try:
         verify = importlib.import_module("aidopt.verify")
     except ModuleNotFoundError as exc:
         if exc.name != "aidopt.verify":
             raise
         raise AidoptError("aidopt verify is not available in this installation.") from None
-    payload = _read_result(args.result)
-    report = verify.verify_result(payload, read_table(args.data), args.target)
+    path = args.result
+    if not path.is_file():
+        raise DataError(f"Result file not found: {path}")
+    try:
+        payload, repeated = verify.load_result(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, DataError) as exc:
+        raise DataError(f"Result file {path} cannot be read: {exc}") from None
+    report = verify.verify_result(
+        payload, read_table(args.data), args.target, max_gap=args.max_gap, repeated_keys=repeated
+    )
     out.write(json_line(report.to_dict()) if args.json else report.to_text())
     return 0 if report.accepted else 1
 
@@ -516,9 +595,10 @@ def _solvers(out: _Results) -> int:
         lines.append(f"{name:<10} {state:<10} {', '.join(handles):<28} {adapter.DESCRIPTION}")
     lines.append("")
     for name in models():
-        cls = model(name)
-        usable = ", ".join(solvers_for(cls, available_only=False))
-        lines.append(f"model {name}: solvers {usable}; default {cls.default_solver}")
+        for selected, cls in model(name).variants().items():
+            usable = ", ".join(solvers_for(cls, available_only=False))
+            label = f"{name} {selected}".strip()
+            lines.append(f"model {label}: solvers {usable}; default {cls.default_solver}")
     for name, entry in methods().items():
         cls = entry.load()
         usable = ", ".join(getattr(cls, "solvers", ()))

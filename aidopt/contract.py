@@ -170,6 +170,11 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     data_type: ClassVar[Any] = None
     #: problem structures the aggregated problem can be written as (solvers exploit them)
     structures: ClassVar[tuple[type, ...]] = ()
+    #: some option values make the aggregated problem infeasible (S3VM's balance constraint);
+    #: otherwise a solver that calls it infeasible has failed
+    options_can_be_infeasible: ClassVar[bool] = False
+    #: traits of its structure instances (:data:`aidopt.structures.NO_INTERCEPT`, ...)
+    structure_traits: ClassVar[frozenset[str]] = frozenset()
     #: the solver used when none is named (measured the fastest exact one for this model)
     default_solver: ClassVar[str] = "highs"
     #: the paper the model comes from
@@ -192,6 +197,12 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """The model for these option values (a model may hand over to a variant, e.g. the
         kernel SVM for ``kernel != "linear"``)."""
         return cls(**values)
+
+    @classmethod
+    def variants(cls) -> dict[str, type[AggregatedModel]]:
+        """The classes :meth:`from_options` may hand over to, by what selects them (for
+        ``aidopt solvers``: each variant takes its own solvers)."""
+        return {"": cls}
 
     @classmethod
     def from_cli(cls, args: Any) -> AggregatedModel:

@@ -21,6 +21,7 @@ phase is timed by name (``timing``).
 from __future__ import annotations
 
 import copy
+import functools
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -31,7 +32,14 @@ from typing import Any
 import numpy as np
 
 from aidopt import __version__, compiled
-from aidopt.certificate import Bound, Certificate, data_sums_cached, relative_gap
+from aidopt.certificate import (
+    GAP_FLOOR,
+    MAX_SOLVER_ACCURACY,
+    Bound,
+    Certificate,
+    data_sums_cached,
+    relative_gap,
+)
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.deadline import TimeLimitReached, deadline, remaining
 from aidopt.engine.blocks import Blocks
@@ -48,6 +56,7 @@ from aidopt.exceptions import (
 from aidopt.log import format_record, iteration_header, logger, verbosity
 from aidopt.options import Option, parse_seed, validate
 from aidopt.partition import Partition
+from aidopt.program import ProblemClass
 from aidopt.registry import get_solver
 from aidopt.result import START_COLUMNS, AIDResult, AIDStatus, IterationRecord
 from aidopt.routes import Route, resolve_route
@@ -127,7 +136,6 @@ RUN_OPTIONS: tuple[Option, ...] = (
     ),
 )
 _MAX_REFINEMENTS = 3  # re-solves of one aggregated problem asking the solver for more accuracy
-_MAX_ACCURACY = 1e-6  # the coarsest solver accuracy that can certify a gap above tol
 _UNCERTIFIED = (
     AIDStatus.PURE,
     AIDStatus.ITERATION_LIMIT,
@@ -147,6 +155,12 @@ class Hook:
 
     def on_finish(self, result: AIDResult) -> None:
         """After the result is built."""
+
+    def on_progress(self, stopped_now: Callable[[str], AIDResult]) -> None:
+        """After each iteration: ``stopped_now(message)`` builds, when called, the result the
+        run would return if the time limit stopped it at that moment (status ``time_limit``,
+        the best answer so far). The command line's watchdog uses it when a step that cannot
+        be interrupted outlives the limit."""
 
 
 @dataclass
@@ -532,14 +546,15 @@ class AIDSolver:
             run.lower = bound
 
     def _target(self, result: SolveResult) -> float:
-        """The gap that certifies: max(tol, the inner solver's stated accuracy), the latter
-        capped at 1e-6 (a solver stating a coarse accuracy does not make a coarse answer
-        "optimal"; it may still end ``gap`` when tol allows)."""
-        return max(self.tol, min(result.accuracy or 0.0, _MAX_ACCURACY))
+        """The gap that certifies: max(tol, 1e-9, the inner solver's stated accuracy), the
+        latter capped at 1e-6 (a solver stating a coarse accuracy does not make a coarse answer
+        "optimal"; it may still end ``gap`` when tol allows). One rule for every model."""
+        accuracy = min(result.accuracy or 0.0, MAX_SOLVER_ACCURACY)
+        return max(self.tol, GAP_FLOOR, accuracy)
 
     def _within(self, run: _Run, result: SolveResult) -> bool:
         gap = run.gap
-        return gap is not None and gap <= self._target(result)
+        return gap is not None and bool(gap <= self._target(result))
 
     # ------------------------------------------------------------------ stop predicates
     def _certified(self, run: _Run, step: _Step) -> bool:
@@ -558,10 +573,10 @@ class AIDSolver:
         return True
 
     def _gap_closed(self, run: _Run, step: _Step) -> bool:
-        gap = run.gap
-        if gap is None or gap > self.tol:
+        gap, tol = run.gap, max(self.tol, GAP_FLOOR)
+        if gap is None or not gap <= tol:  # a NaN gap proves nothing
             return False
-        run.status, run.message = AIDStatus.GAP, f"proven relative gap {gap:.3g} ≤ tol {self.tol:g}"
+        run.status, run.message = AIDStatus.GAP, f"proven relative gap {gap:.3g} ≤ tol {tol:g}"
         return True
 
     def _pure_unproven(self, run: _Run, step: _Step) -> bool:
@@ -596,14 +611,21 @@ class AIDSolver:
         return True
 
     def _solver_stop(self, result: SolveResult, best: _Incumbent | None) -> tuple[AIDStatus, str]:
-        what = f"the solver stopped on an aggregated problem: {result.status.value}"
-        if result.message:
-            what += f" ({result.message})"
-        if result.status is SolveStatus.INFEASIBLE:
+        if result.status is SolveStatus.INFEASIBLE and self.model.options_can_be_infeasible:
             raise InfeasibleSettingError(
                 f"The aggregated {self.model.name} problem is infeasible ({result.message}); "
                 "check the model options (e.g. a constraint no solution can meet)."
             )
+        if result.status is SolveStatus.INFEASIBLE:  # it is feasible: the solver failed
+            what = (
+                f"the solver called the aggregated problem infeasible ({result.message}), which "
+                f"no {self.model.name} problem is: a numerical failure of the solver (on badly "
+                "scaled data, rescale the features)"
+            )
+            result = replace(result, status=SolveStatus.ERROR, message=what)
+        what = f"the solver stopped on an aggregated problem: {result.status.value}"
+        if result.message:
+            what += f" ({result.message})"
         if result.status is SolveStatus.TIME_LIMIT and best is None:
             raise TimeLimitError(
                 f"Solver '{self.solver_name}' returned no solution for the first aggregated "
@@ -640,6 +662,14 @@ class AIDSolver:
         logger.info(format_record(record, run.improved))
         for hook in self.hooks:
             hook.after_iteration(record, step.solution, run.partition)
+            hook.on_progress(functools.partial(self._stopped_now, run))
+
+    def _stopped_now(self, run: _Run, message: str) -> AIDResult:
+        """The result of ``run`` if the time limit stopped it now (the run itself untouched)."""
+        stopped = copy.copy(run)
+        stopped.notes = list(run.notes)
+        stopped.status, stopped.message = AIDStatus.TIME_LIMIT, message
+        return self._result(stopped)
 
     def _certificate(self, run: _Run) -> Certificate | None:
         if run.best is None:
@@ -726,6 +756,13 @@ class AIDSolver:
         )
         if self.model.citation:
             logger.info("model: %s", self.model.citation)
+        if self.model.problem_class is ProblemClass.MIQP and self.time_limit is None:
+            logger.warning(
+                "%s is a mixed-integer problem: each aggregated problem is a search whose time "
+                "can grow exponentially with the clusters, and no time limit is set; the "
+                "search logs its progress (set --time-limit to bound the run)",
+                self.model.name,
+            )
         logger.info(iteration_header())
 
     @staticmethod

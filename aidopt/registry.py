@@ -189,7 +189,8 @@ def solvers_for(model_cls: Any, *, available_only: bool = True) -> list[str]:
         adapter = get_solver(name)
         if available_only and not adapter.is_available():
             continue
-        if adapter.handles(model_cls.problem_class, tuple(model_cls.structures)):
+        structures, traits = tuple(model_cls.structures), model_cls.structure_traits
+        if adapter.handles(model_cls.problem_class, structures, traits):
             names.append(name)
     return names
 

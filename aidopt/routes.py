@@ -21,6 +21,7 @@ from aidopt.exceptions import SolverCapabilityError
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.registry import check_solver_available, get_solver, solvers_for
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.structures import REFUSALS
 
 __all__ = ["Route", "resolve_route", "solve_aggregated"]
 
@@ -42,7 +43,7 @@ def resolve_route(
 ) -> Route:
     """The route for ``model`` on solver ``name`` through ``interface`` (checked now)."""
     adapter = check_solver_available(name)
-    structures = [kind for kind in model.structures if kind in adapter.STRUCTURES]
+    structures = adapter.structures_taken(tuple(model.structures), model.structure_traits)
     has_procedure = type(model).solve_procedure is not AggregatedModel.solve_procedure
     if structures and has_procedure:  # the procedure hands the structures to the solver
         return _procedure_route(model, adapter, options, verbose)
@@ -57,9 +58,14 @@ def resolve_route(
     if not adapter.supports(model.problem_class):
         if adapter.STRUCTURES:
             what = " and ".join(kind.title for kind in adapter.STRUCTURES)
+            refused = sorted(adapter.REFUSED_TRAITS & model.structure_traits)
+            why = (
+                f"cannot take the {model.name} problem: {'; '.join(REFUSALS[t] for t in refused)}"
+                if refused
+                else f"solves a {what}; the {model.name} problem is not one"
+            )
             raise SolverCapabilityError(
-                f"Solver '{adapter.name}' solves a {what}; the {model.name} problem is not one. "
-                f"Solvers for {model.name}: {_alternatives(model)}."
+                f"Solver '{adapter.name}' {why}. Solvers for {model.name}: {_alternatives(model)}."
             )
         adapter.check_capability(model.problem_class, _alternatives(model))
     if has_procedure and adapter.SUPPORTS_MATRIX and interface != "pyomo":

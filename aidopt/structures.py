@@ -19,6 +19,10 @@ SemiSupervisedSVM          ½‖w‖² + Σ_L c_k hinge(y_k f_k) + Σ_U c_k max(
 
 (*) liblinear penalises ½b² as well: it answers a different problem and says so
 (``SolveResult.exact = False``).
+
+A model's instances of a structure may have a *trait* that some solvers of the structure cannot
+take (``structure_traits`` of a model, ``REFUSED_TRAITS`` of a solver): the routing refuses such
+a pair before the first solve, and ``aidopt solvers`` never lists it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ from numpy.typing import NDArray
 from aidopt.lazy import sparse as sp
 
 __all__ = [
+    "GRAM",
+    "NO_INTERCEPT",
+    "REFUSALS",
     "BoxQP",
     "PULearning",
     "QuantileFit",
@@ -42,6 +49,16 @@ __all__ = [
     "WeightedQuantileRegression",
     "WeightedSVM",
 ]
+
+
+#: traits of a model's structure instances that some solvers refuse
+NO_INTERCEPT = "b fixed at 0"  # a WeightedSVM with ``intercept=False`` (the one-class model)
+GRAM = "a Gram matrix"  # a WeightedSVM given by its kernel matrix, not by its features
+#: why a solver that refuses a trait refuses it (for the routing's message)
+REFUSALS = {
+    NO_INTERCEPT: "it always fits an intercept b, and this problem fixes b = 0",
+    GRAM: "it handles only the linear kernel, and this problem has a kernel (a Gram matrix)",
+}
 
 
 class Structure:

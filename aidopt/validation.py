@@ -261,15 +261,36 @@ def check_feature_names(feature_names: Sequence[str] | None, n_columns: int) -> 
     return names
 
 
+#: the largest magnitude a data value may have: every model squares values and sums products
+#: of them (Gram entries, ‖x‖², XᵀX, kernel powers), which must stay finite in float64
+MAX_MAGNITUDE = 1e100
+
+
 def _check_finite(values: NDArray[np.float64], name: str) -> None:
+    """Finite, and within ±MAX_MAGNITUDE (a value beyond is refused, never a NaN answer)."""
+    if values.size == 0:
+        return
     if not np.all(np.isfinite(values)):
         bad = np.argwhere(~np.isfinite(values))
         first = tuple(int(i) for i in bad[0]) if bad.size else ()
         kind = "NaN" if np.isnan(values).any() else "inf"
         raise DataError(
             f"{name} contains {kind} values ({len(bad)} non-finite entries, first at index "
-            f"{first if len(first) != 1 else first[0]})."
+            f"{_index(first)})."
         )
+    large = np.abs(values) > MAX_MAGNITUDE
+    if large.any():
+        bad = np.argwhere(large)
+        first = tuple(int(i) for i in bad[0])
+        raise DataError(
+            f"{name} has {len(bad)} values beyond ±{MAX_MAGNITUDE:g} (first at index "
+            f"{_index(first)}: {values[first]:g}): their squares and products overflow float64. "
+            "Rescale the column(s), e.g. to standard units."
+        )
+
+
+def _index(first: tuple[int, ...]) -> tuple[int, ...] | int:
+    return first if len(first) != 1 else first[0]
 
 
 def check_row_weights(weight: ArrayLike | None, n: int) -> NDArray[np.float64] | None:

@@ -63,7 +63,7 @@ from aidopt.options import Option, from_args
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import SVMFit, WeightedSVM
+from aidopt.structures import NO_INTERCEPT, SVMFit, WeightedSVM
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,6 +155,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    structure_traits: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT})
     default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svc.md)
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = (
@@ -174,6 +175,12 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
             Method("aid-gurobi", "aid", solver="gurobi", pair="full-highs"),
         ),
     )
+
+    @classmethod
+    def variants(cls) -> dict[str, type[AggregatedModel]]:
+        from aidopt.models.ocsvm_kernel import KernelOneClassModel
+
+        return {"--kernel linear": cls, "--kernel rbf|poly": KernelOneClassModel}
 
     @classmethod
     def from_options(

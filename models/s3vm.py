@@ -199,6 +199,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     data_type: ClassVar[type] = SemiSupervisedData
     supports_weights: ClassVar[bool] = True
     structures: ClassVar[tuple[type, ...]] = (SemiSupervisedSVM,)
+    options_can_be_infeasible: ClassVar[bool] = True  # the balance constraint
     default_solver: ClassVar[str] = "bnb"  # exact branch and bound, open (docs/s3vm.md)
     citation: ClassVar[str] = (
         "Park & Klabjan (2016), §3.3, problems (12)-(16), Lemma 1, Prop. 5; "
@@ -923,6 +924,24 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             "MIQP solver",
             solver_attested=True,
         )
+
+    def solution_from_dict(
+        self, data: S3VMData, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> S3VMSolution:
+        """The hyperplane of a saved result, every entry its own cluster labeled by Lemma 1
+        (``aidopt verify`` recomputes E from it; the bound is the solver's)."""
+        w = np.array([float(payload["w"][name]) for name in data.feature_names])
+        b = float(payload["b"])
+        f = np.asarray(data.X @ w).ravel() + b
+        d = np.where(data.labeled, 0.0, np.where(f >= 0, 1.0, -1.0))
+        cert = payload["certificate"]
+        certificate = None
+        if cert is not None:
+            fields = ("certified", "upper_bound", "lower_bound", "W", "kind")
+            certificate = S3VMCertificate(**{key: cert[key] for key in fields})
+        big_m = {str(k): float(v) for k, v in payload["big_m"].items()}
+        objective = float(payload["aggregated_objective"])
+        return S3VMSolution(w, b, d, objective, Partition.singletons(data.n), big_m, certificate)
 
     def solution_to_dict(self, data: S3VMData, solution: S3VMSolution) -> dict[str, Any]:
         unl = ~data.labeled

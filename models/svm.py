@@ -321,6 +321,12 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     )
 
     @classmethod
+    def variants(cls) -> dict[str, type[AggregatedModel]]:
+        from aidopt.models.svm_kernel import KernelSVMModel
+
+        return {"--kernel linear": cls, "--kernel rbf|poly": KernelSVMModel}
+
+    @classmethod
     def from_options(
         cls,
         kernel: str = "linear",

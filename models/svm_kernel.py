@@ -87,7 +87,7 @@ from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.sample_fits import kernel_svm_scores
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import SVMFit, WeightedSVM, feasible_dual
+from aidopt.structures import GRAM, SVMFit, WeightedSVM, feasible_dual
 
 __all__ = [
     "KernelSVMAggregate",
@@ -214,6 +214,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
+    structure_traits: ClassVar[frozenset[str]] = frozenset({GRAM})
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), Appendix B, problems (20)-(21)"
     options: ClassVar[tuple[Option, ...]] = (

@@ -157,8 +157,8 @@ def test_solvers_lists_every_model_with_its_default(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^highs +available", out, re.M)
     for name in models():
-        (line,) = [row for row in out.splitlines() if row.startswith(f"model {name}:")]
-        assert "default " in line and "built in" not in line
+        lines = [row for row in out.splitlines() if re.match(rf"model {name}( --kernel .*)?:", row)]
+        assert lines and all("default " in line and "built in" not in line for line in lines)
     assert "method cuts3vm (not AID): solvers active-set, highs, gurobi; default active-set" in out
 
 
@@ -384,3 +384,29 @@ def test_a_parser_for_one_model_still_names_every_choice_on_errors(capsys):
     assert main(["solve", "nope", "--data", "x.csv"]) == 2
     err = capsys.readouterr().err
     assert "'lad'" in err and "'cuts3vm'" in err
+
+
+def test_aidopt_solvers_lists_exactly_the_solvers_the_routing_accepts():
+    """Generated from the routing: every solver listed for a model variant is accepted before
+    the first solve, every registered solver not listed is refused (issue: libsvm was listed
+    for the one-class model, activeset and liblinear for the kernel SVM)."""
+    from aidopt.exceptions import SolverCapabilityError
+    from aidopt.registry import get_solver, model, models, solver_names, solvers_for
+    from aidopt.routes import resolve_route
+
+    checked = 0
+    for name in models():
+        for cls in model(name).variants().values():
+            instance = cls(**{o.name: 0.5 for o in cls.options if o.required})
+            listed = set(solvers_for(cls, available_only=False))
+            for solver in solver_names():
+                if not get_solver(solver).is_available():
+                    continue
+                try:
+                    resolve_route(instance, solver, "auto", {}, False)
+                    accepted = True
+                except SolverCapabilityError:
+                    accepted = False
+                assert accepted == (solver in listed), (name, cls.__name__, solver)
+                checked += 1
+    assert checked > 50

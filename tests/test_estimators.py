@@ -73,6 +73,15 @@ def _expected_failures(estimator) -> dict[str, str]:
                 "with the same reason; meta-issue #16298)"
             )
         }
+    if isinstance(estimator, AIDSVC) and estimator.solver == "libsvm":
+        return {
+            "check_sample_weight_equivalence_on_dense_data": (
+                "libsvm's SMO stops at its KKT tolerance: the weighted and the repeated fit "
+                "are both certified (gap ≤ 1e-5 on scikit-learn 1.9's data) and their decision "
+                "values differ by ~5e-6, above the check's 1e-7; the exact routes (highs, "
+                "activeset) pass it"
+            )
+        }
     if isinstance(estimator, AIDLADRegressor | AIDQuantileRegressor):
         reason = (
             "LAD/quantile regression without a penalty is not identified on this check's data "

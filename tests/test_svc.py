@@ -545,9 +545,9 @@ def test_bench_svc_scaling_runs_aid_on_the_problem_libsvm_solves(tmp_path):
     assert wrong.returncode != 0 and "--nu must be in (0, 1]" in wrong.stderr
 
 
-def test_bench_svc_preprocess_maps_the_features_as_named(tmp_path):
+def test_bench_svc_preprocess_maps_the_features_as_named():
     """--preprocess: standardised (mean 0, sd 1), min–max ([0, 1], a constant column kept at 0)
-    or the file's units, recorded in every run."""
+    or the file's units."""
     from aidopt.bench.svc import PREPROCESS
 
     X = np.array([[1.0, 5.0, 2.0], [3.0, 5.0, -2.0], [7.0, 5.0, 0.0]])
@@ -556,6 +556,10 @@ def test_bench_svc_preprocess_maps_the_features_as_named(tmp_path):
     np.testing.assert_allclose(standard.std(axis=0), [1.0, 0.0, 1.0])
     np.testing.assert_array_equal(minmax, [[0, 0, 1], [1 / 3, 0, 0], [1, 0, 0.5]])
     assert PREPROCESS["none"](X) is X
+
+
+@needs_shapes
+def test_bench_svc_records_the_preprocessing_in_every_run(tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "aidopt.cli", "bench", "svc", "--sets", "iris", "--gammas", "2",
          "--Cs", "8", "--methods", "libsvm", "--preprocess", "minmax", "--out", str(tmp_path)],

@@ -105,7 +105,21 @@ def read_table(path: str | Path) -> Table:
     if not p.is_file():
         raise DataError(f"Data file not found: {p}")
     table = _parsed_by_numpy(p) if p.stat().st_size <= SMALL_FILE_BYTES else None
-    return table if table is not None else _pandas_table(p)  # pandas names what is wrong
+    table = table if table is not None else _pandas_table(p)  # pandas names what is wrong
+    _check_delimiter(table, p)
+    return table
+
+
+def _check_delimiter(table: Table, path: Path) -> None:
+    """A file of one column whose name holds another delimiter was not written with commas."""
+    names = [str(c) for c in table.columns]
+    for delimiter, label in ((";", "semicolons"), ("\t", "tabs"), ("|", "vertical bars")):
+        if len(names) == 1 and delimiter in names[0]:
+            raise DataError(
+                f"{path} has one column, {names[0]!r}: its fields are separated by {label} "
+                f"({delimiter!r}); aidopt reads comma-separated CSV (write the file with commas, "
+                "or as Parquet)."
+            )
 
 
 def _parsed_by_numpy(path: Path) -> NumericTable | None:

@@ -83,6 +83,8 @@ class SolverAdapter:
     SUPPORTS_MATRIX: ClassVar[bool] = False
     SUPPORTS_PYOMO: ClassVar[bool] = False
     STRUCTURES: ClassVar[frozenset[type]] = frozenset()
+    #: traits of a structure instance it cannot take (:data:`aidopt.structures.GRAM`, ...)
+    REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset()
     INSTALL_HINT: ClassVar[str] = ""
 
     @property
@@ -155,10 +157,24 @@ class SolverAdapter:
         the solver-neutral request of a model's solve procedure, in this solver's words."""
         return {}
 
-    def handles(self, problem_class: ProblemClass, structures: tuple[type, ...] = ()) -> bool:
-        """True when this solver can take a model's aggregated problem: one of its structures,
-        or its problem class through a matrix program or a Pyomo model."""
-        return bool(self.STRUCTURES.intersection(structures)) or self.supports(problem_class)
+    def handles(
+        self,
+        problem_class: ProblemClass,
+        structures: tuple[type, ...] = (),
+        traits: frozenset[str] = frozenset(),
+    ) -> bool:
+        """True when this solver can take a model's aggregated problem: one of its structures
+        (with no trait it refuses), or its problem class through a matrix program or a Pyomo
+        model."""
+        return bool(self.structures_taken(structures, traits)) or self.supports(problem_class)
+
+    def structures_taken(
+        self, structures: tuple[type, ...], traits: frozenset[str] = frozenset()
+    ) -> list[type]:
+        """The structures of a model (with these traits) that this solver solves."""
+        if self.REFUSED_TRAITS & traits:
+            return []
+        return [kind for kind in structures if kind in self.STRUCTURES]
 
 
 def check_options(options: dict[str, Any] | None, allowed: frozenset[str], solver: str) -> dict:

@@ -27,6 +27,8 @@ from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
 from aidopt.exceptions import SolverCapabilityError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.structures import (
+    GRAM,
+    NO_INTERCEPT,
     SVMFit,
     WeightedSVM,
     feasible_dual,
@@ -79,6 +81,7 @@ class LibsvmSolver(SolverAdapter):
     DESCRIPTION: ClassVar[str] = "libsvm (scikit-learn SVC): weighted SVM, linear or Gram"
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("sklearn",)
     STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedSVM})
+    REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT})
 
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
         if not isinstance(structure, WeightedSVM):
@@ -128,6 +131,7 @@ class LiblinearSolver(SolverAdapter):
     DESCRIPTION: ClassVar[str] = "liblinear (LinearSVC): penalises b, so never exact"
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("sklearn",)
     STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedSVM})
+    REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT, GRAM})
 
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
         if not isinstance(structure, WeightedSVM):

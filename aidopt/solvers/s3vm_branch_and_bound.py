@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import time
 from dataclasses import dataclass
 from typing import ClassVar
@@ -43,6 +44,9 @@ __all__ = ["S3VMBranchAndBound", "branch_and_bound"]
 
 _OPTIONS = frozenset({"gap", "max_nodes"})
 _LOCAL_ROUNDS = 10  # Lemma 1 / SVM alternations per local search
+PROGRESS_SECONDS = 5.0  # a search that runs longer logs its state this often
+
+logger = logging.getLogger("aidopt.solvers.bnb")
 
 
 @dataclass(frozen=True)
@@ -188,8 +192,10 @@ def branch_and_bound(
 ) -> BranchAndBoundResult:
     """The method of the module; ``gap`` relative to the incumbent's value."""
     problem = _Problem(s)
-    stop = None if time_limit is None else time.perf_counter() + time_limit
+    begin = time.perf_counter()
+    stop = None if time_limit is None else begin + time_limit
     nu = problem.U.size
+    report = begin + PROGRESS_SECONDS
     root_value, w, b, a, _ = problem.relax(np.zeros(nu), None)
     incumbent = problem.local_search(w, b, a)
     if s.start is not None:
@@ -213,6 +219,17 @@ def branch_and_bound(
             status = SolveStatus.TIME_LIMIT if nodes < max_nodes else SolveStatus.ITERATION_LIMIT
             proven = min(bound, leaves)
             return BranchAndBoundResult(None, 0.0, incumbent[0], proven, nodes, status)
+        if time.perf_counter() > report:
+            report = time.perf_counter() + PROGRESS_SECONDS
+            logger.info(
+                "  bnb %6.0f s: %d nodes, %d open, incumbent %.10g, bound %.10g (gap %.2e)",
+                time.perf_counter() - begin,
+                nodes,
+                len(heap),
+                incumbent[0],
+                bound,
+                (incumbent[0] - bound) / max(abs(incumbent[0]), 1e-300),
+            )
         _, _, d, start = heapq.heappop(heap)
         value, w, b, a, _ = problem.relax(d, start)
         nodes += 1

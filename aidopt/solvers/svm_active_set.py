@@ -59,6 +59,7 @@ from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_o
 from aidopt.solvers.libsvm import check_linear_kernel
 from aidopt.solvers.threads import single_thread_blas
 from aidopt.structures import (
+    GRAM,
     SVMFit,
     WeightedSVM,
     feasible_dual,
@@ -624,6 +625,7 @@ class SVMActiveSetSolver(SolverAdapter):
         "exact primal active set for the weighted linear SVM (b unpenalised), warm-started"
     )
     STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedSVM})
+    REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset({GRAM})
 
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
         if not isinstance(structure, WeightedSVM):
