@@ -177,6 +177,9 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     structure_traits: ClassVar[frozenset[str]] = frozenset()
     #: the solver used when none is named (measured the fastest exact one for this model)
     default_solver: ClassVar[str] = "highs"
+    #: solvers on which no aggregation pays: without a rate, the first problem is the full
+    #: one (r^0 = 1), certified on all rows (the kernel SVM on libsvm, docs/svm.md)
+    full_problem_solvers: ClassVar[frozenset[str]] = frozenset()
     #: the paper the model comes from
     citation: ClassVar[str] = ""
     #: ``aidopt generate MODEL`` (an :class:`aidopt.data.generate.Generator`), or None

@@ -357,7 +357,7 @@ class AIDSolver:
         rate = 1.0
         try:
             if not full:
-                rate = self.rate if self.rate is not None else self.model.default_rate(data)
+                rate = self.rate if self.rate is not None else self._default_rate(data)
                 with run.timer("initial_partition"):
                     run.partition = self.model.initial_partition(
                         data, rate, np.random.default_rng(self.random_state)
@@ -381,6 +381,12 @@ class AIDSolver:
         for hook in self.hooks:
             hook.on_finish(result)
         return result
+
+    def _default_rate(self, data: Any) -> float:
+        """r^0: the model's, or 1 (the full problem) on a solver no aggregation speeds up."""
+        if self.solver_name in self.model.full_problem_solvers:
+            return 1.0
+        return float(self.model.default_rate(data))
 
     def _n_init(self, data: Any) -> int:
         """The starts of this run: ``n_init``, or the model's default for the data."""

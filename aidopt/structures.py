@@ -96,7 +96,9 @@ class QuantileFit:
 class WeightedSVM(Structure):
     """min_{w,b} ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)), b free and unpenalised.
 
-    Either ``features`` (rows φ_k, the linear kernel) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
+    Either ``features`` (rows φ_k, the linear kernel; with ``kernel``, an
+    :class:`aidopt.kernels.Kernel`, the rows x_k of φ_k = φ(x_k), for a solver that evaluates
+    the kernel itself) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
     max Σα − ½ (α∘y)ᵀG(α∘y) s.t. Σ α_k y_k = 0, 0 ≤ α_k ≤ C w_k. ``intercept`` False fixes
     b = 0 (the dual loses its row Σ α_k y_k = 0; e.g. the one-class model with ρ = 1).
     ``start``: an optional warm start (w, b) for a solver that takes one (linear kernel).
@@ -110,6 +112,7 @@ class WeightedSVM(Structure):
     gram: NDArray[np.float64] | None = None
     start: tuple[NDArray[np.float64], float] | None = None
     intercept: bool = True
+    kernel: Any = None  # an aidopt.kernels.Kernel on ``features``; None: linear
 
     @property
     def upper(self) -> NDArray[np.float64]:
@@ -205,16 +208,22 @@ def feasible_dual(
 
 
 def svm_scores(svm: WeightedSVM, fit: SVMFit) -> NDArray[np.float64]:
-    """⟨w, φ_k⟩ for every row (from w with features, from α with a Gram matrix)."""
+    """⟨w, φ_k⟩ for every row (from w with features, from α with a Gram matrix or a kernel)."""
     if svm.gram is not None:
         return svm.gram @ (fit.alpha * svm.y)
+    if svm.kernel is not None:
+        from aidopt.kernels import kernel_times
+
+        support = np.flatnonzero(fit.alpha)
+        coef = (fit.alpha * svm.y)[support]
+        return kernel_times(svm.kernel, svm.features, svm.features[support], coef)
     return np.asarray(svm.features @ fit.w).ravel()
 
 
 def svm_primal_value(svm: WeightedSVM, fit: SVMFit) -> float:
     """½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)) at the fit."""
     scores = svm_scores(svm, fit)
-    if svm.gram is not None:
+    if svm.gram is not None or svm.kernel is not None:
         norm_sq = float((fit.alpha * svm.y) @ scores)
     else:
         norm_sq = float(fit.w @ fit.w)
@@ -227,5 +236,13 @@ def svm_dual_value(svm: WeightedSVM, alpha: NDArray[np.float64]) -> float:
     ay = alpha * svm.y
     if svm.gram is not None:
         return float(alpha.sum() - 0.5 * ay @ svm.gram @ ay)
+    if svm.kernel is not None:
+        from aidopt.kernels import kernel_times
+
+        support = np.flatnonzero(alpha)
+        rows = svm.features[support]
+        return float(
+            alpha.sum() - 0.5 * ay[support] @ kernel_times(svm.kernel, rows, rows, ay[support])
+        )
     w = np.asarray(svm.features.T @ ay).ravel()
     return float(alpha.sum() - 0.5 * w @ w)

@@ -40,6 +40,7 @@ minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -159,19 +160,36 @@ def refreshed_gram_sums(
 
 @dataclass(frozen=True, eq=False)
 class KernelSVMAggregate:
-    """Aggregated data of (21): centroid Gram sums, labels, weights, and the data it reads."""
+    """Aggregated data of (21): centroid Gram sums, labels, weights, and the data it reads.
 
-    gram_sum: NDArray[np.float64]  # (K, K) T_kq = Σ Σ K(x_i, x_j)
+    Every cluster one entry (the full problem, ``singletons``): no Gram is summed; K̄ = K(X, X)
+    is computed only for a route that asks for it (libsvm evaluates the kernel itself)."""
+
+    gram_sum: NDArray[np.float64] | None  # (K, K) T_kq = Σ Σ K(x_i, x_j); None: singletons
     label: NDArray[np.float64]  # (K,) ȳ_k
     weight: NDArray[np.float64]  # (K,) W_k = Σ_{C_k} w_i (|C_k| without row weights)
     partition: Partition
     X: NDArray[np.float64]  # the original data (a reference, for the support vectors)
+    kernel: Kernel
     row_weight: NDArray[np.float64] | None = None  # (n,) w_i, None: every row weighs 1
 
     @property
+    def singletons(self) -> bool:
+        return self.gram_sum is None
+
+    @functools.cached_property
     def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (W_k W_q)."""
+        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
+        if self.gram_sum is None:
+            return self.kernel(self.X, self.X)
         return self.gram_sum / np.outer(self.weight, self.weight)
+
+    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """K̄ v, for singletons in O(K · nnz(v)) kernel values without forming K̄."""
+        if self.gram_sum is not None:
+            return self.gram @ v
+        support = np.flatnonzero(v)
+        return kernel_times(self.kernel, self.X, self.X[support], v[support])
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,6 +233,11 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     structure_traits: ClassVar[frozenset[str]] = frozenset({GRAM})
+    #: measured (docs/svm.md): the full problem on libsvm, which evaluates the kernel itself,
+    #: then the certificate on all rows, is the fastest certified route at 10^4-5·10^4 rows;
+    #: AID's centroid Gram re-sums ~n² kernel values per iteration
+    default_solver: ClassVar[str] = "libsvm"
+    full_problem_solvers: ClassVar[frozenset[str]] = frozenset({"libsvm"})
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), Appendix B, problems (20)-(21)"
     options: ClassVar[tuple[Option, ...]] = (
@@ -247,7 +270,10 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         """Appendix B's alternative: a kernel SVM on a small sample, then one 1-D k-means pass
         per class on the decision values f_sample(x_i) of all entries
         (:func:`aidopt.sample_fits.kernel_svm_scores`: capped; the difference of the kernel
-        means of the two classes when the fit is stopped or fails)."""
+        means of the two classes when the fit is stopped or fails). At rate 1, every entry is
+        its own cluster: the full problem (21) = (6)."""
+        if rate >= 1.0:
+            return Partition.singletons(data.n)
         rows = stratified_sample(data.y, max(_SAMPLE_MIN, 5 * data.m), rng)
         score = kernel_svm_scores(
             self.kernel_for(data.m),
@@ -260,18 +286,22 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(self, data: SVMData, partition: Partition) -> KernelSVMAggregate:
-        """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k."""
+        """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k (no T for singletons)."""
         label = partition.sums(data.y) / partition.sizes
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        cache = self._cache if self._cache_weight is data.weight else None
-        T = refreshed_gram_sums(self.kernel_for(data.m), data.X, partition, cache, data.weight)
-        self._cache, self._cache_weight = (data.X, partition.labels, T), data.weight
+        kernel = self.kernel_for(data.m)
+        T = None
+        if partition.n_clusters < data.n or not np.array_equal(partition.labels, np.arange(data.n)):
+            cache = self._cache if self._cache_weight is data.weight else None
+            T = refreshed_gram_sums(kernel, data.X, partition, cache, data.weight)
+            self._cache, self._cache_weight = (data.X, partition.labels, T), data.weight
         return KernelSVMAggregate(
             gram_sum=T,
             label=label,
             weight=partition.weights(data.weight),
             partition=partition,
             X=data.X,
+            kernel=kernel,
             row_weight=data.weight,
         )
 
@@ -336,7 +366,10 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     def to_structure(
         self, kind: type, agg: KernelSVMAggregate, previous: Previous | None
     ) -> WeightedSVM:
-        """(21) as the weighted SVM with the Gram matrix K̄, weights W_k, C = M."""
+        """(21) as the weighted SVM with the Gram matrix K̄, weights W_k, C = M (for singletons:
+        the rows and the kernel, which libsvm evaluates itself)."""
+        if agg.singletons:
+            return WeightedSVM(agg.label, agg.weight, self.M, features=agg.X, kernel=agg.kernel)
         return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, gram=agg.gram)
 
     def from_structure(
@@ -350,7 +383,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     ) -> KernelSVMSolution:
         """The classifier of ᾱ; b̄ = the exact minimiser of (20) over b when not given."""
         ay = alpha * agg.label
-        g = agg.gram @ ay  # w̄·φ̄_k
+        g = agg.gram_times(ay)  # w̄·φ̄_k
         if b is None:
             b = optimal_intercept(g, agg.label, self.M * agg.weight)
         labels = agg.partition.labels
@@ -364,7 +397,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             intercept=float(b),
             support_vectors=agg.X[support],
             dual_coef=coef,
-            kernel=self.kernel_for(agg.X.shape[1]),
+            kernel=agg.kernel,
             norm_sq=float(ay @ g),
         )
 

@@ -21,6 +21,7 @@ from aidopt.exceptions import (
     InfeasibleSettingError,
     InvalidParameterError,
     SolverCapabilityError,
+    SolverError,
     SolverLicenseError,
     SolverUnavailableError,
 )
@@ -208,9 +209,20 @@ def test_licence_limit_after_first_iteration_is_a_status(data):
         AIDSolver(MedianModel(script={1: exc}), solver="exact").solve(data)
 
 
+class ConstrainedMedianModel(MedianModel):
+    """As if an option could make the aggregated problem infeasible (S3VM's balance)."""
+
+    options_can_be_infeasible = True
+
+
 def test_solver_statuses_are_reported(data):
     with pytest.raises(InfeasibleSettingError, match="infeasible"):
+        infeasible = ConstrainedMedianModel(script={1: SolveStatus.INFEASIBLE})
+        AIDSolver(infeasible, solver="exact").solve(data)
+    # a problem that no option makes infeasible: the solver failed, it is not "infeasible"
+    with pytest.raises(SolverError, match="numerical failure of the solver") as failed:
         AIDSolver(MedianModel(script={1: SolveStatus.INFEASIBLE}), solver="exact").solve(data)
+    assert not isinstance(failed.value, InfeasibleSettingError)
     with pytest.warns(ConvergenceWarning):
         result = AIDSolver(
             MedianModel(script={2: SolveStatus.TIME_LIMIT}), solver="exact", tol=0.0

@@ -375,7 +375,8 @@ def test_each_estimator_gives_the_command_lines_optimum(capsys, tmp_path):
             AIDPUClassifier(prior=0.35, tol=0.0),
         ),
         ("svm", svm_file, "label", [], AIDSVC(tol=0.0)),
-        ("svm", svm_file, "label", rbf, AIDSVC(kernel="rbf", gamma=0.5, M=0.5, tol=1e-9)),
+        # the kernel default (the full problem on libsvm) certifies to ~1e-8, not 1e-9
+        ("svm", svm_file, "label", rbf, AIDSVC(kernel="rbf", gamma=0.5, M=0.5, tol=1e-6)),
     ]
     for model, path, target, extra, est in runs:
         frame = pd.read_csv(path)

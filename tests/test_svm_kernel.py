@@ -56,10 +56,12 @@ def test_rbf_aid_equals_libsvm(solver):
     X, y = make_svm(700, 3, seed=2)
     data = SVMData.from_arrays(X, y)
     reference = svc_objective(X, y, "rbf", gamma=0.5)
+    model = KernelSVMModel(kernel="rbf", gamma=0.5)
     result = AIDSolver(
-        KernelSVMModel(kernel="rbf", gamma=0.5),
+        model,
         solver=solver,
         tol=0.0 if solver == "highs" else 1e-6,
+        rate=model.default_rate(data),  # AID (libsvm's default is the full problem)
     ).solve(data)
     assert result.status in (AIDStatus.OPTIMAL, AIDStatus.GAP)
     assert result.objective == pytest.approx(reference, rel=1e-4)

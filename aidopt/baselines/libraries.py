@@ -159,12 +159,23 @@ def _svm_solution(model: Any, w: np.ndarray, b: float) -> Any:
 
 @imports("sklearn.svm")
 def libsvm_svc(model: Any, data: Any, time_limit: float | None) -> Outcome:
-    """libsvm: ``SVC(kernel="linear", C=M)`` on the full data (the paper's Set 1 benchmark);
-    ``sv_share``: the share of entries kept as support vectors."""
+    """libsvm: ``SVC(kernel="linear", C=M)`` on the full data (the paper's Set 1 benchmark), or
+    with the kernel model's kernel (``SVC(kernel="rbf", gamma=γ, C=M)``; its dual expansion is
+    the solution); ``sv_share``: the share of entries kept as support vectors."""
     from sklearn.svm import SVC
 
-    fit = SVC(kernel="linear", C=model.M).fit(data.X, data.y)
-    solution = _svm_solution(model, fit.coef_[0], fit.intercept_[0])
+    if getattr(model, "kernel", "linear") == "linear":
+        fit = SVC(kernel="linear", C=model.M).fit(data.X, data.y)
+        solution = _svm_solution(model, fit.coef_[0], fit.intercept_[0])
+    else:
+        from aidopt.certificate import DualPoint
+
+        k = model.kernel_for(data.m)
+        shape = {"gamma": k.gamma, "degree": k.degree, "coef0": k.coef0}
+        fit = SVC(kernel=k.kind, C=model.M, **shape).fit(data.X, data.y)
+        support = fit.support_.astype(np.int64)
+        dual = DualPoint(None, support, np.abs(fit.dual_coef_[0]).astype(np.float64))
+        solution = model.solution_from_dict(data, {"b": float(fit.intercept_[0])}, dual)
     return Outcome(solution, info={"sv_share": len(fit.support_) / data.n})
 
 

@@ -91,9 +91,15 @@ class LibsvmSolver(SolverAdapter):
 
         svm = structure
         kwargs = {"tol": 1e-3, **check_options(options, _LIBSVM_OPTIONS, "libsvm")}
-        kernel = "precomputed" if svm.gram is not None else "linear"
         rows = svm.gram if svm.gram is not None else svm.features
-        fit = SVC(kernel=kernel, C=svm.C, verbose=verbose, **kwargs)
+        if svm.gram is not None:
+            fit = SVC(kernel="precomputed", C=svm.C, verbose=verbose, **kwargs)
+        elif svm.kernel is not None:  # libsvm evaluates the kernel (its conventions are ours)
+            k = svm.kernel
+            shape = {"gamma": k.gamma, "degree": k.degree, "coef0": k.coef0}
+            fit = SVC(kernel=k.kind, C=svm.C, verbose=verbose, **shape, **kwargs)
+        else:
+            fit = SVC(kernel="linear", C=svm.C, verbose=verbose, **kwargs)
         start = time.perf_counter()
         try:
             fit = call_with_timeout(
@@ -112,7 +118,8 @@ class LibsvmSolver(SolverAdapter):
         alpha = np.zeros(svm.y.size)
         alpha[fit.support_] = np.abs(fit.dual_coef_[0])
         alpha = feasible_dual(alpha, svm.y, svm.upper)
-        w = None if svm.gram is not None else np.asarray(fit.coef_).ravel().copy()
+        linear = svm.gram is None and svm.kernel is None
+        w = np.asarray(fit.coef_).ravel().copy() if linear else None
         answer = SVMFit(alpha=alpha, b=float(fit.intercept_[0]), w=w)
         tol = float(kwargs["tol"])
         result = _fitted(
