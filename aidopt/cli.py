@@ -1,9 +1,10 @@
-"""The ``aidopt`` command line: solve, generate, bench, verify, models, solvers, demo.
+"""The ``aidopt`` command line: solve, show, generate, bench, verify, models, solvers, demo.
 
     aidopt solve MODEL --data FILE.csv|FILE.parquet|DIR [--target COLUMN] [options] [--json]
     aidopt generate MODEL ... --seed S --out FILE.csv
     aidopt bench MODEL [options]
-    aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--json]
+    aidopt show MODEL --data FILE.csv [--target COLUMN] --iteration T [--export F.lp] [--plot F]
+    aidopt verify RESULT.json --data FILE.csv [--target COLUMN] [--max-gap G] [--json]
     aidopt cluster --data FILE.csv [--target LABELS] --method M --gamma G --C C [--json]
     aidopt models [--markdown]
     aidopt solvers
@@ -91,6 +92,26 @@ def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
     )
 
 
+_SHOW_RUN_OPTIONS = ("solver", "tol", "rate", "random_state", "interface")
+
+
+def _show_arguments(p: argparse.ArgumentParser, target: str) -> None:
+    p.add_argument("--data", required=True, help=DATA_HELP)
+    if target == "none":
+        p.add_argument("--target", default=None, help="a label column to leave out (none)")
+    else:
+        p.add_argument("--target", required=True, help="name of the target column")
+    p.add_argument("--iteration", type=int, default=1, help="the iteration t to show (default 1)")
+    p.add_argument(
+        "--export", type=Path, default=None, help="write its aggregated problem (.lp or .mps)"
+    )
+    p.add_argument(
+        "--plot", type=Path, default=None, help="draw it, for 2-D data (.png, .pdf or .svg)"
+    )
+    add_to_parser(p, [o for o in RUN_OPTIONS if o.name in _SHOW_RUN_OPTIONS])
+    p.add_argument("--quiet", action="store_true", help="no iteration log")
+
+
 def _data_arguments(p: argparse.ArgumentParser) -> None:
     """Options of a ``solve`` command whose method solves by itself (``solve_from_cli``)."""
     p.add_argument("--data", required=True, help=DATA_HELP)
@@ -146,6 +167,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         p = solve_models.add_parser(method_name, help=_summary(cls) + " (not AID)")
         _data_arguments(p)
         cls.add_arguments(p)
+
+    show = commands.add_parser(
+        "show", help="one AID iteration for teaching: its aggregated problem, LP/MPS, picture"
+    )
+    show_models = show.add_subparsers(dest="model", required=True, metavar="MODEL")
+    for model_name in _only(models(), command, "show", name):
+        cls = models()[model_name].load()
+        p = show_models.add_parser(model_name, help=_summary(cls))
+        _show_arguments(p, getattr(cls.data_type, "target", "required"))
+        add_to_parser(p, (*cls.options, *cls.cli_extras))
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
     gen_models = generate.add_subparsers(dest="model", required=True, metavar="MODEL")
@@ -460,7 +491,9 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
     if args.model in methods():  # not an AID model (e.g. CutS3VM): it solves by itself
         from aidopt.registry import method
 
-        payload = method(args.model).solve_from_cli(args, read_table(args.data))
+        with Watchdog(getattr(args, "time_limit", None), out, json_line) as watchdog:
+            payload = method(args.model).solve_from_cli(args, read_table(args.data))
+            watchdog.finish()
         out.write(json_line(payload) if args.json else _plain_text(payload))
         return 0
     if args.plot is not None:  # a plot that cannot be written fails now, not after the solve
@@ -518,6 +551,28 @@ def _bench_entries(registered: dict[str, Any]) -> dict[str, str]:
     summary = {name: f": {_summary(cls)}" for name, cls in registered.items()}
     summary.update({name: f": {_summary(e.load())}" for name, e in methods().items()})
     return {name: f"benchmark {name}{summary.get(name, '')}" for name in harness.names(registered)}
+
+
+def _show(args: argparse.Namespace, out: _Results) -> int:
+    """``aidopt show MODEL``: print iteration t's aggregated problem; export it, draw it."""
+    from aidopt.plots import check_plot_path
+    from aidopt.registry import model as registered_model
+    from aidopt.show import EXPORT_SUFFIXES, show_iteration
+
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    if args.export is not None:
+        check_output_path(args.export, "--export", EXPORT_SUFFIXES)
+    model = registered_model(args.model).from_cli(args)
+    run = {o.name: o.read(args) for o in RUN_OPTIONS if o.name in _SHOW_RUN_OPTIONS}
+    data = model.data_from_frame(read_table(args.data), args.target)
+    view = show_iteration(model, data, args.iteration, **run)
+    out.write(view.algebra())
+    if args.export is not None:
+        print(f"wrote {view.export(args.export)}", file=sys.stderr)
+    if args.plot is not None:
+        print(f"wrote {view.plot(args.plot)}", file=sys.stderr)
+    return 0
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -648,6 +703,8 @@ def _dispatch(args: argparse.Namespace, out: _Results) -> int:
         return _solve(args, out)
     if args.command == "generate":
         return _generate(args)
+    if args.command == "show":
+        return _show(args, out)
     if args.command == "bench":
         from aidopt.bench import harness
 

@@ -575,7 +575,9 @@ class AIDSolver:
             run.iteration,
         )
         run.status = AIDStatus.OPTIMAL
-        run.message = f"every cluster is pure and the proven gap is {run.gap:.3g}: certified"
+        attested = run.lower is not None and run.lower.solver_attested
+        proof = "the solver-attested gap" if attested else "the proven gap"
+        run.message = f"every cluster is pure and {proof} is {run.gap:.3g}: certified"
         return True
 
     def _gap_closed(self, run: _Run, step: _Step) -> bool:
