@@ -4,7 +4,7 @@ Park & Klabjan, "An aggregate and iterative disaggregate algorithm with proven o
 machine learning", Machine Learning 105 (2016). Models live in :mod:`aidopt.models`.
 """
 
-__version__ = "0.1.0"
+from aidopt._version import __version__
 
 
 def _checkout_models() -> None:

@@ -159,9 +159,6 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     name: ClassVar[str]
     #: the class of the aggregated problem (what a generic solver must handle)
     problem_class: ClassVar[ProblemClass]
-    #: True when the aggregated optimum F^t is a valid lower bound on the original optimum E*
-    #: (convex models, Jensen); the certificate itself comes from :meth:`lower_bound`
-    gives_lower_bound: ClassVar[bool]
     #: the declared parameters (the constructor, the CLI and the estimators come from them)
     options: ClassVar[tuple[Option, ...]] = ()
     #: command-line options that choose a variant (:meth:`from_options`), not parameters
@@ -200,6 +197,11 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """The model for these option values (a model may hand over to a variant, e.g. the
         kernel SVM for ``kernel != "linear"``)."""
         return cls(**values)
+
+    def solver_by_default(self) -> str:
+        """The solver used when none is named, for these option values (``default_solver``
+        unless a variant needs another)."""
+        return self.default_solver
 
     @classmethod
     def variants(cls) -> dict[str, type[AggregatedModel]]:

@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from aidopt import __version__, compiled
+from aidopt import compiled
+from aidopt._version import __version__
 from aidopt.certificate import (
     GAP_FLOOR,
     MAX_SOLVER_ACCURACY,
@@ -335,7 +336,7 @@ class AIDSolver:
         an interface is asked for that the model's own default solver does not have."""
         if self.solver is not None:
             return self.solver
-        default = self.model.default_solver
+        default = self.model.solver_by_default()
         if self.interface != "auto" and get_solver(default).STRUCTURES:
             return "highs"
         return default

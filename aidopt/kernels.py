@@ -36,11 +36,11 @@ from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.lazy import issparse
 from aidopt.lazy import sparse as sp
 from aidopt.options import Option
-from aidopt.validation import check_kernel_options
 
 __all__ = [
     "KERNEL_USES",
     "Kernel",
+    "check_kernel_options",
     "kernel_bound",
     "kernel_entry_error",
     "kernel_flag_options",
@@ -62,6 +62,20 @@ KernelKind = Literal["linear", "rbf", "poly"]
 _KINDS = ("linear", "poly", "rbf")
 #: the parameters each kernel kind uses (the others are an error on the command line)
 KERNEL_USES = {"linear": (), "rbf": ("gamma",), "poly": ("gamma", "degree", "coef0")}
+
+
+def check_kernel_options(kernel: str, **given: object) -> None:
+    """Command-line kernel options (``--gamma``, ``--degree``, ``--coef0``) that the chosen
+    ``--kernel`` would ignore are an error, not silently dropped. ``given`` maps each option's
+    name to its value, None when the option was not given."""
+    uses = KERNEL_USES.get(kernel, ())
+    for option, value in given.items():
+        if value is not None and option not in uses:
+            users = [k for k, names in KERNEL_USES.items() if option in names]
+            raise InvalidParameterError(
+                f"--{option} has no effect with --kernel {kernel}; it applies to "
+                f"--kernel {' and '.join(users)} only."
+            )
 
 
 def _is_real(value: object) -> bool:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from aidopt.result import IterationRecord
+if TYPE_CHECKING:
+    from aidopt.result import IterationRecord
 
 __all__ = ["format_record", "iteration_header", "logger", "verbosity"]
 

@@ -37,10 +37,6 @@ class ProblemClass(StrEnum):
     def has_integers(self) -> bool:
         return self in (ProblemClass.MILP, ProblemClass.MIQP)
 
-    @property
-    def has_quadratic(self) -> bool:
-        return self in (ProblemClass.QP, ProblemClass.MIQP)
-
 
 @dataclass(frozen=True, eq=False)
 class MatrixProgram:

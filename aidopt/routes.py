@@ -185,6 +185,6 @@ def solve_aggregated(
     """One aggregated problem on the named solver (default: the model's), outside a run:
     (solution or None, SolveResult). For tests, teaching and the benchmarks."""
     route = resolve_route(
-        model, solver or model.default_solver, interface, dict(options or {}), verbose
+        model, solver or model.solver_by_default(), interface, dict(options or {}), verbose
     )
     return route(agg, previous, time_limit, {})

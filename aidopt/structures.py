@@ -40,6 +40,8 @@ __all__ = [
     "NO_INTERCEPT",
     "REFUSALS",
     "BoxQP",
+    "KernelOneClass",
+    "OneClassFit",
     "PULearning",
     "QuantileFit",
     "S3VMFit",
@@ -142,6 +144,27 @@ class BoxQP(Structure):
     upper: NDArray[np.float64]
     total: float | None = None
     start: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class KernelOneClass(Structure):
+    """SVDD's dual max Σβ_k K_kk − βᵀKβ s.t. Σβ = 1, 0 ≤ β_k ≤ C w_k on rows x_k (``features``)
+    with a kernel of constant diagonal (RBF), where the linear term is constant: libsvm's
+    one-class ν-SVM min ½αᵀKα s.t. Σα = ν Σw, 0 ≤ α_k ≤ w_k, at β = α/(ν Σw), ν = 1/(C Σw).
+    ``weight`` None: every row weighs 1. The answer has ``a`` = β."""
+
+    title: ClassVar[str] = "one-class ν-SVM (SVDD with an RBF kernel)"
+    features: NDArray[np.float64]
+    kernel: Any  # an aidopt.kernels.Kernel of constant diagonal
+    C: float
+    weight: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True)
+class OneClassFit:
+    """β of :class:`KernelOneClass` (one per row, on its box, Σβ = 1 to rounding)."""
+
+    a: NDArray[np.float64]
 
 
 @dataclass(frozen=True, eq=False)

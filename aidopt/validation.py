@@ -23,7 +23,6 @@ __all__ = [
     "check_choice",
     "check_feature_names",
     "check_int",
-    "check_kernel_options",
     "check_matrix",
     "check_predict_input",
     "check_real",
@@ -131,22 +130,6 @@ def check_choice(value: object, name: str, owner: str, choices: tuple[object, ..
             f"The '{name}' parameter of {owner} must be one of {{{shown}}}. Got {value!r} instead."
         )
     return value
-
-
-def check_kernel_options(kernel: str, **given: object) -> None:
-    """Command-line kernel options (``--gamma``, ``--degree``, ``--coef0``) that the chosen
-    ``--kernel`` would ignore are an error, not silently dropped. ``given`` maps each option's
-    name to its value, None when the option was not given."""
-    from aidopt.kernels import KERNEL_USES
-
-    uses = KERNEL_USES.get(kernel, ())
-    for option, value in given.items():
-        if value is not None and option not in uses:
-            users = [k for k, names in KERNEL_USES.items() if option in names]
-            raise InvalidParameterError(
-                f"--{option} has no effect with --kernel {kernel}; it applies to "
-                f"--kernel {' and '.join(users)} only."
-            )
 
 
 def check_bool(value: object, name: str, owner: str) -> bool:

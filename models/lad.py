@@ -263,7 +263,6 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
 
     name: ClassVar[str] = "lad"
     problem_class: ClassVar[ProblemClass] = ProblemClass.LP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = RegressionData
     structures: ClassVar[tuple[type, ...]] = (WeightedQuantileRegression,)
     default_solver: ClassVar[str] = "fn"  # measured faster than HiGHS simplex/IPM (docs/lad.md)

@@ -152,7 +152,6 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
 
     name: ClassVar[str] = "ocsvm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     structure_traits: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT})

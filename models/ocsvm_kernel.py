@@ -42,6 +42,7 @@ split-only refresh, the factor of K̄, rounding bounds) is shared with SVDD (``m
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -173,9 +174,12 @@ def cluster_kernel_sums(
 @dataclass(frozen=True, eq=False)
 class DomainAggregate:
     """Centroid Gram sums T_kq = Σ_{i∈C_k} Σ_{j∈C_q} ω_i ω_j K(x_i, x_j), W_k = Σ_{C_k} ω_i,
-    the weighted mean of K(x_i, x_i) per cluster, N = Σ ω_i (ω = 1 without row weights)."""
+    the weighted mean of K(x_i, x_i) per cluster, N = Σ ω_i (ω = 1 without row weights).
 
-    gram_sum: NDArray[np.float64]
+    Every cluster one entry (the full problem): no T is summed (``gram_sum`` None); K̄ = K(X, X)
+    is computed only for a route that asks for it (libsvm evaluates the kernel itself)."""
+
+    gram_sum: NDArray[np.float64] | None
     weight: NDArray[np.float64]
     diag_mean: NDArray[np.float64]  # Σ_{i∈C_k} ω_i K(x_i, x_i) / W_k
     partition: Partition
@@ -187,10 +191,26 @@ class DomainAggregate:
     sums: NDArray[np.float64] | None = None
     sum_rows: NDArray[np.intp] | None = None
 
+    kernel: Kernel | None = None
+
     @property
+    def singletons(self) -> bool:
+        return self.gram_sum is None
+
+    @functools.cached_property
     def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (W_k W_q)."""
+        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
+        if self.gram_sum is None:
+            assert self.kernel is not None, "a singleton aggregate carries its kernel"
+            return self.kernel(self.X, self.X)
         return self.gram_sum / np.outer(self.weight, self.weight)
+
+    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """K̄ v, for singletons from the kernel rows of v's support only."""
+        if self.gram_sum is not None or self.kernel is None:
+            return self.gram @ v
+        support = np.flatnonzero(v)
+        return kernel_times(self.kernel, self.X, self.X[support], v[support])
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,7 +249,6 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     space), the centroid Gram refreshed only for split clusters, the factor L Lᵀ = K̄."""
 
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = FeatureData
     structures: ClassVar[tuple[type, ...]] = (BoxQP,)
     supports_weights: ClassVar[bool] = True
@@ -261,7 +280,9 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     ) -> Partition:
         """k-means (k-means++ seeds from 20k random rows, one Lloyd step over all) in input
         space: for an RBF kernel, rows that are close in input space are close in feature space,
-        so clusters start near pure."""
+        so clusters start near pure. At rate 1, every entry its own cluster (the full problem)."""
+        if rate >= 1.0:
+            return Partition.singletons(data.n)
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, _MIN_CLUSTERS))
         labels = kmeans_lloyd(data.X, k, rng, standardize=False, seed_sample=20 * k)
         return Partition.from_labels(labels)
@@ -272,18 +293,25 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         kernel = self.kernel_for(data.m)
         cache = self._cache if self._cache_weight is data.weight else None
         omega = data.weight
-        P, rows = None, None
-        if data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES:
+        P, rows, T = None, None, None
+        singletons = partition.n_clusters == data.n and np.array_equal(
+            partition.labels, np.arange(data.n)
+        )
+        if singletons:  # the full problem: no sums (a Gram route computes K(X, X) itself)
+            pass
+        elif data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES:
             P, rows, T = cluster_kernel_sums(kernel, data.X, partition, cache, omega)
         else:
             square = None if cache is None else (cache.X, cache.labels, cache.gram_sum)
             T = refreshed_gram_sums(kernel, data.X, partition, square, omega)
-        self._cache = KernelSums(data.X, partition.labels, P, rows, T)
-        self._cache_weight = omega
-        T = 0.5 * (T + T.T)
+        if T is not None:
+            self._cache = KernelSums(data.X, partition.labels, P, rows, T)
+            self._cache_weight = omega
+            T = 0.5 * (T + T.T)
         weight = partition.weights(omega)
         diag = kernel.diag(data.X)
         return DomainAggregate(
+            kernel=kernel,
             gram_sum=T,
             weight=weight,
             diag_mean=partition.sums(diag if omega is None else diag * omega) / weight,
@@ -453,7 +481,7 @@ class KernelOneClassModel(KernelDomainModel):
         a = np.clip(a, 0.0, self._upper(agg))  # the box holds exactly (no equality to repair)
         sv, coef = self.expansion(agg, a)
         kernel = self.kernel_for(agg.X.shape[1])
-        norm_sq = float(a @ agg.gram @ a)
+        norm_sq = float(a @ agg.gram_times(a))
         labels, scores = agg.partition.labels, self.train_scores(agg, a)
         return self.solution_of(sv, coef, kernel, norm_sq, a, labels, None, **scores)
 

@@ -403,7 +403,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     name: ClassVar[str] = "pu"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = PositiveUnlabeledData
     structures: ClassVar[tuple[type, ...]] = (PULearning,)
     supports_weights: ClassVar[bool] = True

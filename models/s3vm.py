@@ -44,7 +44,7 @@ Exact pieces (see ``docs/s3vm.md``):
   cluster is pure, that problem is solved; the run is certified optimal only when its proven
   bound L satisfies E^t − L ≤ cert_tol·max{1, |E^t|}. Otherwise the unlabeled clusters that its
   solution places inside the margin are halved along its hyperplane (regimes 4..7) and AID goes
-  on. The aggregated optimum F^t is no lower bound (``gives_lower_bound = False``).
+  on. The aggregated optimum F^t is no lower bound.
 
 Solve procedure (``solve_procedure``, several programs per iteration, on the user's solver): the
 local-search QPs, the MIQP (15) and, when every cluster is pure, the relaxation above, the MIQPs
@@ -195,7 +195,6 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     name: ClassVar[str] = "s3vm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.MIQP
-    gives_lower_bound: ClassVar[bool] = False
     data_type: ClassVar[type] = SemiSupervisedData
     supports_weights: ClassVar[bool] = True
     structures: ClassVar[tuple[type, ...]] = (SemiSupervisedSVM,)

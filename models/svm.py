@@ -306,7 +306,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     name: ClassVar[str] = "svm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svm.md)

@@ -229,7 +229,6 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
 
     name: ClassVar[str] = "svm"
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
-    gives_lower_bound: ClassVar[bool] = True
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     structure_traits: ClassVar[frozenset[str]] = frozenset({GRAM})

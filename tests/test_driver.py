@@ -81,7 +81,6 @@ register_solver("exact", ExactMedian)
 class MedianModel(AggregatedModel):
     name = "median"
     problem_class = ProblemClass.LP
-    gives_lower_bound = True
     structures = (WeightedMedian,)
 
     def __init__(self, script=None):

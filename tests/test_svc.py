@@ -188,7 +188,7 @@ def test_best_radius_is_the_minimiser():
 )
 def test_lower_bounds_never_decrease(model):
     X, _ = _moons(500, seed=3)
-    result = solve(model, FeatureData.from_arrays(X), tol=1e-10)
+    result = solve(model, FeatureData.from_arrays(X), solver="boxqp", tol=1e-10)  # AID
     bounds = result.history["iteration_bound"].to_numpy()
     assert len(bounds) >= 3
     assert np.all(np.diff(bounds) >= -1e-10 * np.abs(bounds[1:]))

@@ -44,9 +44,9 @@ from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.data.io import Table
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
-from aidopt.kernels import Kernel
+from aidopt.kernels import Kernel, check_kernel_options
 from aidopt.lazy import sparse as sp
-from aidopt.validation import check_int, check_kernel_options, check_predict_input, check_real
+from aidopt.validation import check_int, check_predict_input, check_real
 
 __all__ = [
     "METHOD",

@@ -49,7 +49,7 @@ from aidopt.bench.common import (
 from aidopt.exceptions import InvalidParameterError
 
 GRID = tuple(2.0**e for e in (-5, -3, -1, 1, 3, 5))
-TABLE_METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm", "svc")
+TABLE_METHODS = ("aid", "svdd", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm", "svc")
 RANDOMISED = ("bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd")
 METRICS = ("purity", "rand", "nmi", "compactness", "davies_bouldin")
 SCALING_METHODS = (
@@ -162,7 +162,7 @@ def table_runs(name: str, X, y, args) -> list[dict[str, Any]]:
     methods = parse_choice_list(args.methods, TABLE_METHODS, "method")
     for gamma, C in itertools.product(args.gammas, args.Cs):
         optimum = None
-        plans = [("aid", 0, 0.0), ("libsvm", 0, 0.0)]
+        plans = [("aid", 0, 0.0), ("svdd", 0, 0.0), ("libsvm", 0, 0.0)]
         if n <= args.graph_max:
             plans.append(("svc", 0, 0.0))
         for method in RANDOMISED:
@@ -194,9 +194,10 @@ def table_runs(name: str, X, y, args) -> list[dict[str, Any]]:
                    "strip_fraction": args.strip_fraction,
                    "preprocess": args.preprocess}  # fmt: skip
             row |= clustering_scores(X, labels, y)
+            if method in ("aid", "svdd"):
+                row["status"] = fit.info.get("status")
             if method == "aid":
                 optimum = fit.info.get("objective")
-                row["status"] = fit.info.get("status")
             if method in RANDOMISED and optimum:
                 row["J_over_Jstar"] = lmoc_objective(X, fit.domain, C) / optimum
                 row["steps"] = fit.info.get("steps")

@@ -16,13 +16,13 @@ import io
 import os
 import warnings
 from collections.abc import Collection
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.data.table import NumericTable, Table
 from aidopt.exceptions import DataError, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -47,22 +47,6 @@ DATA_HELP = (
 
 #: up to this size numpy parses a file faster than pandas is imported (≈ 5,000 rows × 10)
 SMALL_FILE_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
-class NumericTable:
-    """A table of numbers: its column names, in order, and one array per column (int64 where
-    every field of the column is an integer, as pandas reads it, else float64)."""
-
-    columns: tuple[str, ...]
-    arrays: dict[str, NDArray]
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return len(self.arrays[self.columns[0]]), len(self.columns)
-
-
-Table: TypeAlias = "pd.DataFrame | NumericTable"
 
 
 def check_output_path(

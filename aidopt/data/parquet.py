@@ -20,14 +20,12 @@ import functools
 import glob
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from aidopt.data.table import NumericTable, Table
 from aidopt.exceptions import DataError
-
-if TYPE_CHECKING:
-    from aidopt.data.io import Table
 
 __all__ = [
     "PARQUET_SUFFIXES",
@@ -151,8 +149,6 @@ def read_parquet(path: str | Path) -> Table:
 def arrow_table(table: Any) -> Table:
     """An Arrow table as a :class:`~aidopt.data.io.NumericTable` when every column is numeric
     without nulls, else as a pandas DataFrame (whose checks name text and missing values)."""
-    from aidopt.data.io import NumericTable
-
     pa, _ = _pyarrow()
     names = [str(c) for c in table.column_names]
     if len(set(names)) < len(names) or not names:

@@ -29,6 +29,8 @@ from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_o
 from aidopt.structures import (
     GRAM,
     NO_INTERCEPT,
+    KernelOneClass,
+    OneClassFit,
     SVMFit,
     WeightedSVM,
     feasible_dual,
@@ -78,12 +80,16 @@ def _fitted(result_fit, svm: WeightedSVM, seconds: float, **fields: Any) -> Solv
 
 class LibsvmSolver(SolverAdapter):
     NAME: ClassVar[str] = "libsvm"
-    DESCRIPTION: ClassVar[str] = "libsvm (scikit-learn SVC): weighted SVM, linear or Gram"
+    DESCRIPTION: ClassVar[str] = (
+        "libsvm (scikit-learn SVC, OneClassSVM): weighted SVM, linear, kernel or Gram; SVDD"
+    )
     REQUIRED_MODULES: ClassVar[tuple[str, ...]] = ("sklearn",)
-    STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedSVM})
+    STRUCTURES: ClassVar[frozenset[type]] = frozenset({WeightedSVM, KernelOneClass})
     REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT})
 
     def solve_structure(self, structure, *, time_limit=None, verbose=False, options=None):
+        if isinstance(structure, KernelOneClass):
+            return _one_class(structure, time_limit, verbose, options)
         if not isinstance(structure, WeightedSVM):
             return super().solve_structure(structure)
         _check_intercept(structure, "libsvm")
@@ -131,6 +137,42 @@ class LibsvmSolver(SolverAdapter):
             refine=None if tol <= 1e-12 else {"tol": max(tol / 100.0, 1e-12)},
         )
         return answer, result
+
+
+def _one_class(problem: KernelOneClass, time_limit, verbose, options):
+    """libsvm's one-class ν-SVM (scikit-learn's ``OneClassSVM``) on the rows, its α mapped to
+    SVDD's β = α/(ν Σw) (:class:`aidopt.structures.KernelOneClass`)."""
+    from sklearn.svm import OneClassSVM
+
+    kwargs = {"tol": 1e-3, **check_options(options, _LIBSVM_OPTIONS, "libsvm")}
+    total = problem.features.shape[0] if problem.weight is None else float(problem.weight.sum())
+    nu = 1.0 / (problem.C * total)
+    k = problem.kernel
+    fit = OneClassSVM(kernel=k.kind, gamma=k.gamma, nu=nu, verbose=verbose, **kwargs)
+    start = time.perf_counter()
+    try:
+        fit = call_with_timeout(
+            fit.fit,
+            problem.features,
+            sample_weight=problem.weight,
+            timeout=budget(time_limit),
+            what="libsvm",
+        )
+    except TimeLimitReached as exc:
+        return None, SolveResult(
+            SolveStatus.TIME_LIMIT, seconds=time.perf_counter() - start, message=str(exc)
+        )
+    beta = np.zeros(problem.features.shape[0])
+    beta[fit.support_] = fit.dual_coef_[0] / (nu * total)
+    tol = float(kwargs["tol"])
+    stopped = getattr(fit, "fit_status_", 0) != 0
+    return OneClassFit(beta), SolveResult(
+        status=SolveStatus.ITERATION_LIMIT if stopped else SolveStatus.OPTIMAL,
+        seconds=time.perf_counter() - start,
+        iterations=int(np.max(fit.n_iter_)),
+        message="optimal" if not stopped else "libsvm stopped early",
+        refine=None if tol <= 1e-12 else {"tol": max(tol / 100.0, 1e-12)},
+    )
 
 
 class LiblinearSolver(SolverAdapter):

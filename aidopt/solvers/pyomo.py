@@ -77,12 +77,10 @@ class PyomoAdapter(SolverAdapter):
 
     def check_available(self) -> None:
         if not self.is_available():
-            from aidopt.registry import solver_names
-
             raise SolverUnavailableError(
                 f"Solver '{self.pyomo_name}' is not available: it is not one of aidopt's "
-                f"solvers ({', '.join(solver_names())}; see `aidopt solvers`) and Pyomo cannot "
-                "run it here (not installed, or not a Pyomo solver name: `pyomo help --solvers`)."
+                "solvers (`aidopt solvers` lists them) and Pyomo cannot run it here (not "
+                "installed, or not a Pyomo solver name: `pyomo help --solvers`)."
             )
 
     def solve_pyomo(

@@ -87,10 +87,6 @@ class ScaledProgram:
         """y = R ỹ / σ (the dual of row i is ∂f/∂(its active bound) in both programs)."""
         return np.asarray(y_scaled, dtype=np.float64) * self.row_scale / self.obj_scale
 
-    def unscale_col_duals(self, z_scaled: ArrayLike) -> NDArray[np.float64]:
-        """z = D⁻¹ z̃ / σ (reduced costs)."""
-        return np.asarray(z_scaled, dtype=np.float64) / self.col_scale / self.obj_scale
-
     def unscale_objective(self, value: float | None) -> float | None:
         """f = f̃ / σ (the offset is scaled with the rest); None stays None."""
         return None if value is None else float(value) / self.obj_scale

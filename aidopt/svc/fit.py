@@ -1,6 +1,9 @@
 """Phase 1 of support-vector clustering: the domain of novelty by one of six methods.
 
 * ``aid``: the LM-OCSVM (1) solved exactly by AID (:mod:`aidopt.models.ocsvm_kernel`), certified;
+* ``svdd``: SVDD (Ben-Hur et al.'s own domain) solved and certified by aidopt
+  (:mod:`aidopt.models.svdd`: libsvm's one-class solver on all rows, then the certificate on all
+  rows); C is SVDD's C, ≥ 1/N — the same problem as ``libsvm``, with a proof;
 * ``bsgd-r``, ``bsgd-pnn``, ``bsgd-prn``: Algorithm 2 with removal / projection onto the k nearest
   / k random support vectors; ``sgd``: Algorithm 1 (no budget) (:mod:`aidopt.svc.bsgd`);
 * ``libsvm``: the SVC baseline, scikit-learn's ``OneClassSVM`` (libsvm's one-class ν-SVM =
@@ -25,7 +28,7 @@ from aidopt.validation import check_row_weights
 
 __all__ = ["METHODS", "DomainFit", "fit_domain"]
 
-METHODS = ("aid", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm")
+METHODS = ("aid", "svdd", "bsgd-r", "bsgd-pnn", "bsgd-prn", "sgd", "libsvm")
 _MAINTENANCE: dict[str, Maintenance] = {"bsgd-r": "removal", "bsgd-pnn": "pnn", "bsgd-prn": "prn"}
 
 
@@ -75,6 +78,8 @@ def fit_domain(
     start = time.perf_counter()
     if method == "aid":
         return _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, sample_weight)
+    if method == "svdd":
+        return _fit_svdd(X, C, gamma, solver, tol, time_limit, start, sample_weight)
     if method == "libsvm":
         return _fit_libsvm(X, C, gamma, start, sample_weight)
     from aidopt.svc.bsgd import bsgd_lmoc
@@ -117,6 +122,24 @@ def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) 
         "lower_bound": None if cert is None else cert.lower_bound,
         "gap": None if cert is None else cert.gap,
         "iterations": len(result.history),
+        "n_support": int(result.solution.support_vectors.shape[0]),
+    }
+    return DomainFit(result.solution.domain, time.perf_counter() - start, info, result)
+
+
+def _fit_svdd(X, C, gamma, solver, tol, time_limit, start, weight) -> DomainFit:
+    from aidopt.data.containers import FeatureData
+    from aidopt.driver import AIDSolver
+    from aidopt.models.svdd import SVDDModel
+
+    model = SVDDModel(C=C, kernel="rbf", gamma=gamma)
+    data = FeatureData.from_arrays(X, weight=weight)
+    result = AIDSolver(model, solver=solver, tol=tol, time_limit=time_limit).solve(data)
+    info = {
+        "status": str(result.status),
+        "objective": result.objective,
+        "lower_bound": result.lower_bound,
+        "gap": result.gap,
         "n_support": int(result.solution.support_vectors.shape[0]),
     }
     return DomainFit(result.solution.domain, time.perf_counter() - start, info, result)

@@ -10,7 +10,14 @@ from aidopt.svc.fit import METHODS
 __all__ = ["CLUSTER_OPTIONS"]
 
 CLUSTER_OPTIONS: tuple[Option, ...] = (
-    Option("method", "aid", "phase 1: the domain of novelty", kind=str, choices=METHODS),
+    Option(
+        "method",
+        "svdd",
+        "phase 1: the domain of novelty (svdd: certified, the best certified one on the paper's "
+        "sets and two moons, docs/svc.md)",
+        kind=str,
+        choices=METHODS,
+    ),
     Option(
         "kernel",
         "rbf",
@@ -19,7 +26,12 @@ CLUSTER_OPTIONS: tuple[Option, ...] = (
         choices=("rbf",),
     ),
     Option("gamma", 1.0, "γ of the kernel exp(−γ‖a − b‖²)", low=0.0),
-    Option("C", 1.0, "penalty C of (1) (method libsvm: SVDD's C, ≥ 1/N, ν = 1/(N·C))", low=0.0),
+    Option(
+        "C",
+        1.0,
+        "penalty C: SVDD's for svdd and libsvm (≥ 1/N; libsvm's ν = 1/(N·C)), (1)'s for the others",
+        low=0.0,
+    ),
     Option("budget", 50, "BSGD's budget B (support vectors kept)", kind=int, low=1),
     Option("k", 5, "BSGD projection onto k ≤ B support vectors (pnn, prn)", kind=int, low=1),
     Option("theta", 0.01, "BSGD stops when ‖w_{t+1} − w_t‖ ≤ θ", low=0.0),
