@@ -389,6 +389,7 @@ class DualPoint:
         return table[regime]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the certificate's ``dual`` field; :meth:`from_dict` reads it)."""
         return {
             "by_regime": None if self.by_regime is None else [float(v) for v in self.by_regime],
             "index": [int(i) for i in self.index],
@@ -457,6 +458,8 @@ class Certificate:
     target_gap: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``certificate`` of a ``--json`` result)."""
+
         def number(v):
             return None if v is None or not math.isfinite(v) else float(v)
 

@@ -71,10 +71,14 @@ class Dataset(Protocol):
     """What the driver needs of a model's data object: n entries, m features."""
 
     @property
-    def n(self) -> int: ...
+    def n(self) -> int:
+        """Entries (rows)."""
+        ...
 
     @property
-    def m(self) -> int: ...
+    def m(self) -> int:
+        """Features (columns of X)."""
+        ...
 
 
 DataT = TypeVar("DataT", bound=Dataset)
@@ -118,15 +122,25 @@ class SubSolve(Protocol):
     solver (the user's when it solves QPs, else HiGHS), and, when the user's solver ``handles``
     a problem structure, that solver on a ``structure``: (its answer or None, SolveResult)."""
 
-    def __call__(self, program: MatrixProgram, *, gap: float | None = None) -> SolveResult: ...
+    def __call__(self, program: MatrixProgram, *, gap: float | None = None) -> SolveResult:
+        """The user's solver on ``program`` (a MIP to the relative ``gap``)."""
+        ...
 
-    def qp(self, program: MatrixProgram) -> SolveResult: ...
+    def qp(self, program: MatrixProgram) -> SolveResult:
+        """A convex QP: the user's solver when it solves QPs, else HiGHS."""
+        ...
 
-    def remaining(self) -> float | None: ...
+    def remaining(self) -> float | None:
+        """Seconds left before the run's time limit (None: no limit)."""
+        ...
 
-    def handles(self, kind: type) -> bool: ...
+    def handles(self, kind: type) -> bool:
+        """True when the user's solver solves the problem structure ``kind``."""
+        ...
 
-    def structure(self, structure: Any, *, gap: float | None = None) -> tuple[Any, SolveResult]: ...
+    def structure(self, structure: Any, *, gap: float | None = None) -> tuple[Any, SolveResult]:
+        """The user's solver on a problem ``structure``: (its answer or None, SolveResult)."""
+        ...
 
 
 def _generated_init(options: tuple[Option, ...]) -> Callable[..., None]:

@@ -227,6 +227,7 @@ class _LinearRegressor(RegressorMixin, AIDEstimator):
         return self
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The fitted linear predictor x β + β₀ on the rows of X."""
         return np.asarray(self._rows(X) @ self.coef_).ravel() + self.intercept_
 
 
@@ -268,6 +269,7 @@ class _BinaryClassifier(ClassifierMixin, AIDEstimator):
         return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
 
     def predict(self, X: ArrayLike) -> NDArray:
+        """The class of each row: the positive class where the decision function is > 0."""
         scores = self.decision_function(X)  # checks that the estimator is fitted first
         return self.classes_[(scores > 0).astype(np.int64)]
 
@@ -363,6 +365,8 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
         return tags
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> CutS3VMClassifier:
+        """Fit CutS3VM on X with y: the class of labeled rows, -1 (or NaN) on unlabeled ones
+        (without unlabeled rows: the supervised SVM)."""
         self.check_params()
         X, y = in_memory(X, y)
         sparse = "csr" if self.kernel is None else False
@@ -426,6 +430,7 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
         return np.asarray(self.solution_.decision_function(rows), dtype=np.float64)
 
     def predict(self, X: ArrayLike) -> NDArray:
+        """The class of each row: the sign of the decision function (+1 at 0, Lemma 1)."""
         scores = self.decision_function(X)  # checks that the estimator is fitted first
         return self.classes_[(scores >= 0).astype(np.int64)]
 

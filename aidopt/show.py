@@ -44,6 +44,7 @@ class IterationView:
 
     @property
     def aggregate(self) -> Any:
+        """The iteration's aggregated data (centroids and weights), rebuilt from its clusters."""
         return self.model.aggregate(self.data, self.partition)
 
     def pyomo_model(self) -> Any:

@@ -69,17 +69,21 @@ class VerifyReport:
 
     @property
     def accepted(self) -> bool:
+        """Every claim was re-checked and holds (exit 0)."""
         return self.verifiable and all(ok for _, ok, _ in self.checks)
 
     @property
     def rejected(self) -> bool:
+        """Some claim is false or malformed (a failed check)."""
         return not all(ok for _, ok, _ in self.checks)
 
     def add(self, name: str, ok: bool, detail: str) -> bool:
+        """Record one check (``name``: the field or step) and return ``ok``."""
         self.checks.append((name, bool(ok), detail))
         return bool(ok)
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as the JSON object of ``aidopt verify --json``."""
         return {
             "model": self.model,
             "accepted": self.accepted,
@@ -92,6 +96,7 @@ class VerifyReport:
         }
 
     def to_text(self) -> str:
+        """The report as ``aidopt verify`` prints it: the verdict, then a line per check."""
         if self.accepted:
             verdict = "ACCEPTED: every claim holds on the data"
         elif not self.rejected:
