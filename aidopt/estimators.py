@@ -48,14 +48,18 @@ from aidopt.data.containers import (
 )
 from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import DataError
-from aidopt.models.lad import LADModel, QuantileModel
-from aidopt.models.pu import PUModel
-from aidopt.models.s3vm import S3VMModel
-from aidopt.models.svm import SVMModel
 from aidopt.options import Option, keyword_init
+from aidopt.registry import model as registered_model
 from aidopt.result import AIDResult
 from aidopt.svc.estimator import SupportVectorClustering
 from aidopt.validation import check_predict_input, in_memory
+
+# the models come from the registry, as for any model (the estimators import none of them)
+LADModel = registered_model("lad")
+QuantileModel = LADModel.variants()["--quantile TAU"]
+PUModel = registered_model("pu")
+S3VMModel = registered_model("s3vm")
+SVMModel = registered_model("svm")
 
 __all__ = [
     "AIDS3VC",

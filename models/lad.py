@@ -289,6 +289,10 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         """LAD, or quantile regression at level τ when ``quantile`` is given."""
         return cls(**values) if quantile is None else QuantileModel(quantile, **values)
 
+    @classmethod
+    def variants(cls) -> dict[str, type[AggregatedModel]]:
+        return {"": cls, "--quantile TAU": QuantileModel}
+
     #: costs (c⁺, c⁻) of a positive and a negative residual: |r| = 1·r⁺ + 1·r⁻
     def costs(self) -> tuple[float, float]:
         return 1.0, 1.0

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyomo.environ as pyo
 
-from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.certificate import (
     EPS,
     Bound,
@@ -143,10 +142,6 @@ BLOBS = Generator(
 )
 
 
-def _instance(n: int, m: int, seed: int) -> FeatureData:
-    return FeatureData.from_frame(blobs(n, m, seed=seed))
-
-
 class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     """Linear large-margin one-class SVM (1): min ½‖w‖² + (C/N) Σ max{0, 1 − w·x_i}."""
 
@@ -165,15 +160,6 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         "linear: the primal QP; rbf/poly: the aggregated dual (models/ocsvm_kernel.py)"
     )
     generator: ClassVar[Any] = BLOBS
-    bench: ClassVar[Any] = BenchSpec(
-        workloads=(Workload(make=_instance, sizes=((1_000, 3), (2_000, 5))),),
-        methods=(
-            Method("aid-activeset", "aid", solver="activeset", pair="full-highs"),
-            Method("aid-highs", "aid", solver="highs", pair="full-highs"),
-            Method("full-highs", "full", solver="highs"),
-            Method("aid-gurobi", "aid", solver="gurobi", pair="full-highs"),
-        ),
-    )
 
     @classmethod
     def variants(cls) -> dict[str, type[AggregatedModel]]:

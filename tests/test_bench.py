@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from aidopt.baselines import libraries
-from aidopt.bench import harness
+from aidopt.bench import harness, libraries
 from aidopt.bench.common import parse_row_sizes
 from aidopt.bench.lad import instance as lad_instance
 from aidopt.bench.spec import BenchSpec, Column, Method, Outcome, Workload

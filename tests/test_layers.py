@@ -87,3 +87,38 @@ def test_the_version_is_the_projects():
 
     project = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(r'^version = "([^"]+)"', project, re.M).group(1) == __version__
+
+
+#: who may not import whom (issue 57): the layers below never import the ones above them
+FORBIDDEN = {
+    # (a model may use aidopt.svc.domain, the kernel expansion f(x) its solution is)
+    "aidopt.models": (
+        "aidopt.bench",
+        "aidopt.cli",
+        "aidopt.estimators",
+        "aidopt.svc.fit",
+        "aidopt.svc.estimator",
+        "aidopt.svc.command",
+    ),
+    "aidopt.baselines": ("aidopt.bench", "aidopt.models", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.estimators": ("aidopt.models",),  # the models come from the registry
+    "aidopt.solvers": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.engine": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.data": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.driver": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.contract": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+    "aidopt.certificate": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
+}
+
+
+def test_no_upward_imports():
+    modules = _modules()
+    wrong = []
+    for name, path in modules.items():
+        for layer, banned in FORBIDDEN.items():
+            if name != layer and not name.startswith(layer + "."):
+                continue
+            for target in _imports(path, name, modules):
+                if any(target == b or target.startswith(b + ".") for b in banned):
+                    wrong.append(f"{name} -> {target}")
+    assert not wrong, wrong

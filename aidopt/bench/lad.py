@@ -7,12 +7,12 @@ every method on each in its own process with a time limit (``--time-limit``, per
 ``lad_runs.csv``, ``lad_summary.csv``, ``lad_summary.md`` (the paper's Table 2 columns: ρ against
 R's fn and pfn, the full FN, HiGHS IPM and scikit-learn, Δ against R's objective — or the full FN's
 where R did not finish —, r^0, r^T, T, peak memory) and ``lad_times.png``. R's quantreg runs
-when Rscript and the package are installed (``aidopt.baselines.libraries.r_quantreg_fn``).
+when Rscript and the package are installed (``aidopt.bench.libraries.r_quantreg_fn``).
 """
 
 from __future__ import annotations
 
-from aidopt.baselines import libraries
+from aidopt.bench import libraries
 from aidopt.bench.common import generator_option
 from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.data.containers import RegressionData

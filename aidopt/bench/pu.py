@@ -4,7 +4,7 @@
 two-Gaussian PU instances (:func:`aidopt.data.pu.make_pu`, the model's prior π_U from the draw) of
 growing n, two workloads (``linear``: the linear kernel; ``rbf``: the Gaussian kernel, γ = 1/m), and
 runs each method in a fresh process with a time limit (training time and peak memory): the full QP
-on Clarabel (``aidopt.baselines.libraries.clarabel_pu``), HiGHS and Gurobi (statuses as reported:
+on Clarabel (``aidopt.bench.libraries.clarabel_pu``), HiGHS and Gurobi (statuses as reported:
 Gurobi's pip licence refuses QPs over 200 variables), USMO on all rows, and AID on USMO, HiGHS and
 Gurobi (tol 0: to the certificate); ``--generator sklearn`` runs on scikit-learn's
 ``make_classification`` instead of aidopt's own generator. A method stopped by a limit is not run on
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.baselines import libraries
+from aidopt.bench import libraries
 from aidopt.bench.common import (
     generator_option,
     parse_choice_list,

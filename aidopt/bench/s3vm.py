@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aidopt.baselines import libraries
+from aidopt.bench import libraries
 from aidopt.bench.common import (
     parse_choice_list,
     parse_float_list,

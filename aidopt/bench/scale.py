@@ -170,7 +170,7 @@ def run_method(
     if method == "xb":
         return out | {"xb_seconds": _xb(data, row_group)}
     if method in _BASELINES:
-        from aidopt.baselines import libraries
+        from aidopt.bench import libraries
 
         run = {
             "quantreg-pfn": libraries.r_quantreg_pfn,

@@ -13,8 +13,8 @@ objective difference against the pair), and a plot. A model declares it in a few
         ),
     )
 
-(a model of this package whose file is not to be touched may instead put it in
-``aidopt/bench/<model>.py`` as ``SPEC``). Every method's solution is evaluated by the model
+(the models of this package put theirs in ``aidopt/bench/<model>.py`` as ``SPEC``: benchmark
+specs live with the bench). Every method's solution is evaluated by the model
 (:meth:`~aidopt.contract.AggregatedModel.evaluate`), so AID, the full problem and a library
 baseline are compared on the same objective E.
 
@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aidopt.bench.outcome import Outcome
 from aidopt.options import Option
 
 __all__ = ["BenchSpec", "Column", "Method", "Outcome", "Workload"]
@@ -86,19 +87,6 @@ class Method:
             )
         if self.kind == "baseline" and self.run is None:
             raise ValueError(f"Method {self.name!r}: a baseline needs run=")
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a baseline may return instead of a bare solution: the solution (None when it has
-    none), its status, the fit's seconds when the baseline measures them itself (e.g. inside R),
-    and extra numbers for the runs table (``info``, e.g. the share of support vectors)."""
-
-    solution: Any
-    status: str = "optimal"
-    seconds: float | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-    message: str = ""
 
 
 @dataclass(frozen=True)

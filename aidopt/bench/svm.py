@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aidopt.baselines import libraries
+from aidopt.bench import libraries
 from aidopt.bench.common import generator_option, sklearn_classification
 from aidopt.bench.spec import BenchSpec, Column, Method, Workload
 from aidopt.data.containers import BinaryData

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from aidopt.bench.spec import Outcome
+from aidopt.bench.outcome import Outcome
 
 F = TypeVar("F", bound=Callable[..., Any])
 
