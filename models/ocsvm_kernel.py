@@ -77,8 +77,8 @@ from aidopt.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.models.svm import cluster_duals
 from aidopt.models.svm_kernel import refreshed_gram_sums
+from aidopt.models.svm_parts import cluster_duals
 from aidopt.options import Option
 from aidopt.partition import Partition
 from aidopt.program import MatrixProgram, ProblemClass

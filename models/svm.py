@@ -45,7 +45,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -65,14 +64,24 @@ from aidopt.certificate import (
     plus_half_squared_norm,
     repair_equalities,
 )
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.clustering import n_clusters_for_rate
 from aidopt.contract import AggregatedModel, Evaluation, Previous
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
 from aidopt.exceptions import DataError
 from aidopt.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.models.svm_parts import (
+    SVMData,
+    cluster_duals,
+    dual_program,
+    optimal_intercept,
+    per_class_partition,
+    program_alpha,
+    stratified_sample,
+    training_accuracy,
+)
 from aidopt.options import Option, from_args
-from aidopt.partition import ROW_COUNT, Partition, nested_labels
+from aidopt.partition import ROW_COUNT, Partition
 from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.sample_fits import linear_svm_fit
 from aidopt.solvers.base import SolveResult
@@ -92,113 +101,7 @@ __all__ = [
     "training_accuracy",
 ]
 
-SVMData = BinaryData  # the data an SVM takes: X (n × m), labels mapped to ±1
-
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
-
-
-# ---------------------------------------------------------------------- shared pieces
-def per_class_partition(
-    y: NDArray[np.float64], score: NDArray[np.float64], rate: float, rng: np.random.Generator
-) -> Partition:
-    """Initial clusters (§3.2, §4): one k-means pass on the 1-D scores, separately per class.
-
-    |K^0| = ⌈r^0 n⌉ clusters, shared between the classes in proportion to their sizes (at least
-    one each); clusters never mix labels.
-    """
-    n = y.size
-    total = n_clusters_for_rate(rate, n, minimum=2)
-    labels = np.empty(n, dtype=np.int64)
-    group = (y > 0).astype(np.int64)
-    for g in (0, 1):
-        rows = np.flatnonzero(group == g)
-        k = int(min(rows.size, max(1, round(total * rows.size / n))))
-        labels[rows] = kmeans_one_pass(score[rows], k, rng)
-    return Partition.from_labels(nested_labels(group, labels))
-
-
-def stratified_sample(y: NDArray[np.float64], size: int, rng: np.random.Generator) -> NDArray:
-    """Row indices of a random sample of about ``size`` rows with both classes present."""
-    n = y.size
-    if size >= n:
-        return np.arange(n)
-    rows = []
-    for cls in (-1.0, 1.0):
-        members = np.flatnonzero(y == cls)
-        k = min(members.size, max(10, round(size * members.size / n)))
-        rows.append(rng.choice(members, size=k, replace=False))
-    return np.sort(np.concatenate(rows))
-
-
-def optimal_intercept(
-    g: NDArray[np.float64], y: NDArray[np.float64], cost: NDArray[np.float64]
-) -> float:
-    """argmin_b Σ_k cost_k max{0, 1 − y_k(g_k + b)} (the best b of (9) for a fixed w).
-
-    The function is convex piecewise linear with breakpoints b_k = y_k − g_k; its right slope
-    at b is −Σ_{y_k=+1, b_k>b} cost_k + Σ_{y_k=−1, b_k≤b} cost_k. The minimisers form an
-    interval [lo, hi] of breakpoints; its midpoint is returned.
-    """
-    bk = y - g
-    order = np.argsort(bk, kind="stable")
-    bk, yy, cc = bk[order], y[order], cost[order]
-    pos_from = np.cumsum((cc * (yy > 0))[::-1])[::-1]
-    slope_right = -np.r_[pos_from[1:], 0.0] + np.cumsum(cc * (yy < 0))
-    lo = int(np.argmax(slope_right >= 0))  # first breakpoint where the slope turns ≥ 0
-    hi = int(np.argmax(slope_right > 0)) if np.any(slope_right > 0) else bk.size - 1
-    return float(0.5 * (bk[lo] + bk[hi]))
-
-
-def dual_program(
-    features: NDArray[np.float64], y: NDArray[np.float64], upper: NDArray[np.float64]
-) -> MatrixProgram:
-    """The dual of the weighted SVM, max Σα − ½‖Σ α_k y_k φ_k‖² s.t. Σ α_k y_k = 0,
-    0 ≤ α ≤ upper, as a convex QP with α = upper∘β and w kept as free columns v:
-
-        min ½‖v‖² − Σ_k u_k β_k   s.t.  v − Σ_k β_k u_k y_k φ_k = 0,  Σ_k β_k u_k y_k = 0,
-            0 ≤ β ≤ 1   (u = upper).
-
-    ``features`` holds φ_k as rows (centroids x̄_k, or a factor L with L Lᵀ = K̄). Columns
-    (v, β): β are the last K.
-    """
-    K, r = features.shape
-    coef = y * upper
-    A = sp.vstack(
-        [
-            sp.hstack([sp.eye(r), sp.csr_matrix(-(features * coef[:, None]).T)]),
-            sp.hstack([sp.csr_matrix((1, r)), sp.csr_matrix(coef[None, :])]),
-        ]
-    ).tocsc()
-    return MatrixProgram(
-        c=np.r_[np.zeros(r), -upper],
-        A=A,
-        row_lower=np.zeros(r + 1),
-        row_upper=np.zeros(r + 1),
-        col_lower=np.r_[np.full(r, -np.inf), np.zeros(K)],
-        col_upper=np.r_[np.full(r, np.inf), np.ones(K)],
-        Q=sp.diags(np.r_[np.ones(r), np.zeros(K)], format="csc"),
-    )
-
-
-def program_alpha(
-    result: SolveResult, y: NDArray[np.float64], upper: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """The exactly feasible ᾱ next to a solved :func:`dual_program`'s α = upper∘β."""
-    return feasible_dual(result.x[-upper.size :] * upper, y, upper)
-
-
-def cluster_duals(
-    labels: NDArray[np.int64],
-    alpha: NDArray[np.float64],
-    weight: NDArray[np.float64] | None = None,
-    *,
-    per_unit_weight: bool = False,
-) -> NDArray[np.float64]:
-    """α̂_i = ᾱ_k w_i / W_k for i ∈ C_k, W_k = Σ_{C_k} w_i (w = 1 unweighted: ᾱ_k/|C_k|, the
-    dual recovery of §3.2); per unit weight, ᾱ_k / W_k."""
-    totals = np.bincount(labels, weights=weight, minlength=alpha.size)
-    per_unit = (alpha / totals)[labels]
-    return per_unit if per_unit_weight or weight is None else per_unit * weight
 
 
 def _cluster_sums(data: BinaryData, part: Partition) -> tuple[NDArray, NDArray]:
@@ -687,11 +590,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             weight=sums[:, 1].copy(),
             partition=partition,
         )
-
-
-def training_accuracy(data: SVMData, decision: NDArray[np.float64]) -> float:
-    """Share of entries with sign(f(x_i)) = y_i (f > 0 predicts +1, as scikit-learn)."""
-    return float(np.mean(np.where(decision > 0, 1.0, -1.0) == data.y))
 
 
 MODEL = SVMModel

@@ -73,7 +73,7 @@ from aidopt.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.models.svm import (
+from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
     dual_program,
