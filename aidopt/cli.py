@@ -58,12 +58,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"aidopt: error: {_one_line(message)} (see '{self.prog} --help')\n")
 
 
-def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
+def _data_and_target(p: argparse.ArgumentParser, target: str) -> None:
+    """``--data``, and ``--target`` (required, or optional for a model that takes none)."""
     p.add_argument("--data", required=True, help=DATA_HELP)
     if target == "none":
         p.add_argument("--target", default=None, help="a label column to leave out (none)")
     else:
         p.add_argument("--target", required=True, help="name of the target column")
+
+
+def _common_solve_arguments(p: argparse.ArgumentParser, target: str) -> None:
+    _data_and_target(p, target)
     add_to_parser(p, RUN_OPTIONS)
     p.add_argument(
         "--full",
@@ -96,11 +101,7 @@ _SHOW_RUN_OPTIONS = ("solver", "tol", "rate", "random_state", "interface")
 
 
 def _show_arguments(p: argparse.ArgumentParser, target: str) -> None:
-    p.add_argument("--data", required=True, help=DATA_HELP)
-    if target == "none":
-        p.add_argument("--target", default=None, help="a label column to leave out (none)")
-    else:
-        p.add_argument("--target", required=True, help="name of the target column")
+    _data_and_target(p, target)
     p.add_argument("--iteration", type=int, default=1, help="the iteration t to show (default 1)")
     p.add_argument(
         "--export", type=Path, default=None, help="write its aggregated problem (.lp or .mps)"
@@ -144,6 +145,15 @@ def _only(entries: dict[str, Any], command: str | None, group: str, name: str | 
     return list(entries)
 
 
+def _model_parsers(subparsers: Any, names: list[str], arguments: Any) -> None:
+    """A parser per model: ``arguments(parser, target)``, then the model's declared options."""
+    for model_name in names:
+        cls = models()[model_name].load()
+        p = subparsers.add_parser(model_name, help=_summary(cls))
+        arguments(p, getattr(cls.data_type, "target", "required"))
+        add_to_parser(p, (*cls.options, *cls.cli_extras))
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser for ``argv``: only the subcommand it names is filled in, so that
     ``aidopt solve lad ...`` imports the LAD model and nothing else."""
@@ -157,11 +167,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="solve a model on a data file (CSV or Parquet)")
     solve_models = solve.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for model_name in _only(models(), command, "solve", name):
-        cls = models()[model_name].load()
-        p = solve_models.add_parser(model_name, help=_summary(cls))
-        _common_solve_arguments(p, getattr(cls.data_type, "target", "required"))
-        add_to_parser(p, (*cls.options, *cls.cli_extras))
+    _model_parsers(solve_models, _only(models(), command, "solve", name), _common_solve_arguments)
     for method_name in _only(methods(), command, "solve", name):
         cls = methods()[method_name].load()
         p = solve_models.add_parser(method_name, help=_summary(cls) + " (not AID)")
@@ -172,11 +178,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "show", help="one AID iteration for teaching: its aggregated problem, LP/MPS, picture"
     )
     show_models = show.add_subparsers(dest="model", required=True, metavar="MODEL")
-    for model_name in _only(models(), command, "show", name):
-        cls = models()[model_name].load()
-        p = show_models.add_parser(model_name, help=_summary(cls))
-        _show_arguments(p, getattr(cls.data_type, "target", "required"))
-        add_to_parser(p, (*cls.options, *cls.cli_extras))
+    _model_parsers(show_models, _only(models(), command, "show", name), _show_arguments)
 
     generate = commands.add_parser("generate", help="write a synthetic instance as CSV")
     gen_models = generate.add_subparsers(dest="model", required=True, metavar="MODEL")

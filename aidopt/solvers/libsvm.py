@@ -108,18 +108,9 @@ class LibsvmSolver(SolverAdapter):
             fit = SVC(kernel="linear", C=svm.C, verbose=verbose, **kwargs)
         start = time.perf_counter()
         try:
-            fit = call_with_timeout(
-                fit.fit,
-                rows,
-                svm.y,
-                sample_weight=svm.weight,
-                timeout=budget(time_limit),
-                what="libsvm",
-            )
+            fit = _fit_within(fit, time_limit, rows, svm.y, svm.weight)
         except TimeLimitReached as exc:
-            return None, SolveResult(
-                SolveStatus.TIME_LIMIT, seconds=time.perf_counter() - start, message=str(exc)
-            )
+            return None, _stopped(start, exc)
         seconds = time.perf_counter() - start
         alpha = np.zeros(svm.y.size)
         alpha[fit.support_] = np.abs(fit.dual_coef_[0])
@@ -139,6 +130,20 @@ class LibsvmSolver(SolverAdapter):
         return answer, result
 
 
+def _fit_within(fit: Any, time_limit: float | None, X: Any, y: Any, weight: Any) -> Any:
+    """``fit.fit(X, y, sample_weight=weight)`` in a child process killed at the time limit
+    (libsvm cannot be interrupted)."""
+    return call_with_timeout(
+        fit.fit, X, y, sample_weight=weight, timeout=budget(time_limit), what="libsvm"
+    )
+
+
+def _stopped(start: float, exc: TimeLimitReached) -> SolveResult:
+    return SolveResult(
+        SolveStatus.TIME_LIMIT, seconds=time.perf_counter() - start, message=str(exc)
+    )
+
+
 def _one_class(problem: KernelOneClass, time_limit, verbose, options):
     """libsvm's one-class ν-SVM (scikit-learn's ``OneClassSVM``) on the rows, its α mapped to
     SVDD's β = α/(ν Σw) (:class:`aidopt.structures.KernelOneClass`)."""
@@ -151,17 +156,9 @@ def _one_class(problem: KernelOneClass, time_limit, verbose, options):
     fit = OneClassSVM(kernel=k.kind, gamma=k.gamma, nu=nu, verbose=verbose, **kwargs)
     start = time.perf_counter()
     try:
-        fit = call_with_timeout(
-            fit.fit,
-            problem.features,
-            sample_weight=problem.weight,
-            timeout=budget(time_limit),
-            what="libsvm",
-        )
+        fit = _fit_within(fit, time_limit, problem.features, None, problem.weight)
     except TimeLimitReached as exc:
-        return None, SolveResult(
-            SolveStatus.TIME_LIMIT, seconds=time.perf_counter() - start, message=str(exc)
-        )
+        return None, _stopped(start, exc)
     beta = np.zeros(problem.features.shape[0])
     beta[fit.support_] = fit.dual_coef_[0] / (nu * total)
     tol = float(kwargs["tol"])
