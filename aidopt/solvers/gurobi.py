@@ -33,7 +33,8 @@ def license_error(exc: Exception, n_vars: int, n_cons: int) -> SolverLicenseErro
     return SolverLicenseError(
         f"Gurobi's size-limited licence refused a model with {n_vars} variables and {n_cons} "
         "constraints (the pip licence allows 2,000 variables and constraints, and 200 variables "
-        "once the model has quadratic terms). Use a full Gurobi licence, or solver='highs'."
+        "once the model has quadratic terms). Use a full Gurobi licence, or another solver "
+        "(`aidopt solvers` lists them per model)."
     )
 
 
