@@ -227,9 +227,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     verify.add_argument(
         "--max-gap",
         type=_max_gap,
-        default=1e-4,
+        default=None,
         help="the loosest relative gap accepted as the proof of a status optimal or gap "
-        "(default 1e-4, solve's --tol)",
+        "(default: solve's default --tol, 1e-4)",
     )
     verify.add_argument("--json", action="store_true", help="print one JSON object to stdout")
     verify.add_argument("--quiet", action="store_true", help="no log")
@@ -460,7 +460,7 @@ class Watchdog(Hook):
         self._stopped_now = stopped_now
 
     def finish(self) -> None:
-        """The run ended by itself: the watchdog stands down."""
+        """The run ended by itself (leaving the ``with`` block): the watchdog stands down."""
         with self._lock:
             self._done = True
         if self._timer is not None:
@@ -495,7 +495,6 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
 
         with Watchdog(getattr(args, "time_limit", None), out, json_line) as watchdog:
             payload = method(args.model).solve_from_cli(args, read_table(args.data))
-            watchdog.finish()
         out.write(json_line(payload) if args.json else _plain_text(payload))
         return 0
     if args.plot is not None:  # a plot that cannot be written fails now, not after the solve
@@ -515,7 +514,6 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
             compiled.preload_for_file(args.data)  # a large file: the compiled passes load
             data = model.data_from_frame(read_table(args.data), args.target)
             result = solver.solve_full(data) if args.full else solver.solve(data)
-        watchdog.finish()
     if args.plot is not None:
         from aidopt.plots import plot_history
 
@@ -613,8 +611,9 @@ def _verify(args: argparse.Namespace, out: _Results) -> int:
         payload, repeated = verify.load_result(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, DataError) as exc:
         raise DataError(f"Result file {path} cannot be read: {exc}") from None
+    loosest = {} if args.max_gap is None else {"max_gap": args.max_gap}
     report = verify.verify_result(
-        payload, read_table(args.data), args.target, max_gap=args.max_gap, repeated_keys=repeated
+        payload, read_table(args.data), args.target, repeated_keys=repeated, **loosest
     )
     out.write(json_line(report.to_dict()) if args.json else report.to_text())
     return 0 if report.accepted else 1

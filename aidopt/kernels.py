@@ -48,6 +48,7 @@ __all__ = [
     "kernel_from_flags",
     "kernel_model_options",
     "kernel_times",
+    "kernel_times_sparse",
     "model_kernel",
     "quadratic_form_error",
     "squared_norms",
@@ -364,6 +365,15 @@ def kernel_flags(kernel: Kernel) -> dict[str, object]:
         "kernel": kernel.kind,
         **{name: getattr(kernel, name) for name in KERNEL_USES[kernel.kind]},
     }
+
+
+def kernel_times_sparse(
+    kernel: Kernel, A: np.ndarray | sp.spmatrix, B: np.ndarray | sp.spmatrix, v: np.ndarray
+) -> np.ndarray:
+    """K(A, B) v from the kernel columns of v's nonzero entries only (an expansion Σ_j v_j
+    K(·, b_j) whose support is a few of B's rows: O(len(A)·nnz(v)) kernel values)."""
+    support = np.flatnonzero(v)
+    return kernel_times(kernel, A, B[support], v[support])
 
 
 def kernel_times(

@@ -100,6 +100,13 @@ class Partition(ClusterCounts):
         """Every entry its own cluster: the aggregated model is then the original model."""
         return cls(labels=np.arange(n, dtype=np.int64), sizes=np.ones(n, dtype=np.int64))
 
+    @property
+    def is_singletons(self) -> bool:
+        """Every entry its own cluster, cluster k = entry k (:meth:`singletons`)."""
+        return self.n_clusters == self.labels.size and bool(
+            np.array_equal(self.labels, np.arange(self.labels.size))
+        )
+
     # ------------------------------------------------------------------ properties
     @property
     def n(self) -> int:

@@ -12,6 +12,8 @@ the view rebuilds that iteration's aggregate from its partition.
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +44,7 @@ class IterationView:
     solution: Any
     result: AIDResult
 
-    @property
+    @functools.cached_property
     def aggregate(self) -> Any:
         """The iteration's aggregated data (centroids and weights), rebuilt from its clusters."""
         return self.model.aggregate(self.data, self.partition)
@@ -202,8 +204,6 @@ def show_iteration(
         raise AidoptError(f"--iteration must be ≥ 1; got {iteration}.")
     capture = _Capture(iteration)
     solver = AIDSolver(model, max_iter=iteration, hooks=(capture,), **run_options)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the run is cut at the iteration on purpose
         result = solver.solve(data)

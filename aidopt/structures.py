@@ -235,11 +235,9 @@ def svm_scores(svm: WeightedSVM, fit: SVMFit) -> NDArray[np.float64]:
     if svm.gram is not None:
         return svm.gram @ (fit.alpha * svm.y)
     if svm.kernel is not None:
-        from aidopt.kernels import kernel_times
+        from aidopt.kernels import kernel_times_sparse
 
-        support = np.flatnonzero(fit.alpha)
-        coef = (fit.alpha * svm.y)[support]
-        return kernel_times(svm.kernel, svm.features, svm.features[support], coef)
+        return kernel_times_sparse(svm.kernel, svm.features, svm.features, fit.alpha * svm.y)
     return np.asarray(svm.features @ fit.w).ravel()
 
 

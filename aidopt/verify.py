@@ -38,7 +38,7 @@ from aidopt.data.io import Table
 from aidopt.exceptions import AidoptError, DataError
 from aidopt.result import HISTORY_COLUMNS, START_COLUMNS, AIDStatus
 
-__all__ = ["DEFAULT_MAX_GAP", "VerifyReport", "load_result", "model_from_result", "verify_result"]
+__all__ = ["DEFAULT_MAX_GAP", "VerifyReport", "load_result", "verify_result"]
 
 _RTOL = 1e-9  # recomputed and claimed numbers must agree to this (relative) precision
 DEFAULT_MAX_GAP = 1e-4  # the loosest gap accepted as a proof unless the verifier says otherwise
@@ -296,17 +296,6 @@ _RESULT = _record(
 
 
 # ---------------------------------------------------------------------- the model
-def model_from_result(payload: dict[str, Any]) -> AggregatedModel:
-    """The model a result was computed with: the registered model ``payload["model"]`` built
-    from the result's ``params`` (its declared options and command-line variants)."""
-    from aidopt.registry import model
-
-    cls = model(str(payload.get("model")))
-    params = dict(payload.get("params") or {})
-    names = {o.name for o in (*cls.options, *cls.cli_extras)}
-    return cls.from_options(**{k: v for k, v in params.items() if k in names})
-
-
 def _run_options() -> dict[str, Any]:
     from aidopt.driver import RUN_OPTIONS
 
@@ -330,9 +319,8 @@ def _check_params(report: VerifyReport, payload: dict[str, Any]) -> AggregatedMo
         if key in names:
             continue
         if key == "start":  # which start of n_init a result is
-            ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-            if not ok:
-                report.add("params.start", False, f"expected an integer ≥ 0, found {_shown(value)}")
+            for problem in _number(integer=True, low=0)("params.start", value):
+                report.add("params.start", False, problem.partition(": ")[2])
         elif key in run and key not in ("solver", "interface", "solver_options", "verbose"):
             try:
                 run[key].check(value, "the result")
@@ -489,7 +477,7 @@ def _check_claims(report, model, data, solution, dual, payload, max_gap) -> None
         f"claimed {claimed!r}, recomputed {objective:.15g}",
     )
     if cert is None:
-        _check_status(report, payload, None, None, max_gap)
+        _check_status(report, payload, None, max_gap)
         return
     report.add(
         "certificate.upper_bound",
@@ -511,7 +499,7 @@ def _check_claims(report, model, data, solution, dual, payload, max_gap) -> None
         return
     if claimed_lower is None:
         report.add("certificate.lower_bound", True, "none claimed")
-        _check_status(report, payload, None, None, max_gap)
+        _check_status(report, payload, None, max_gap)
         return
     if cert["solver_attested"] or dual is None:
         report.verifiable = False
@@ -521,7 +509,7 @@ def _check_claims(report, model, data, solution, dual, payload, max_gap) -> None
             f"claimed {claimed_lower!r} rests on a solver ({cert['source']}); it cannot be "
             "re-checked from the data alone",
         )
-        _check_status(report, payload, None, None, max_gap)
+        _check_status(report, payload, None, max_gap)
         return
     try:
         bound = model.lower_bound(data, solution, evaluation, upper, dual=dual)
@@ -547,10 +535,10 @@ def _check_claims(report, model, data, solution, dual, payload, max_gap) -> None
         claimed_gap is not None and gap is not None and gap <= claimed_gap + _RTOL,
         f"claimed {claimed_gap!r}, recomputed {gap:.3g}",
     )
-    _check_status(report, payload, gap, objective, max_gap)
+    _check_status(report, payload, gap, max_gap)
 
 
-def _check_status(report, payload, gap, objective, max_gap) -> None:
+def _check_status(report, payload, gap, max_gap) -> None:
     """The status: ``optimal`` and ``gap`` are proofs, the others claim none."""
     status = AIDStatus(payload["status"])
     cert = payload["certificate"]

@@ -42,7 +42,6 @@ split-only refresh, the factor of K̄, rounding bounds) is shared with SVDD (``m
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -77,7 +76,7 @@ from aidopt.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.models.svm_kernel import refreshed_gram_sums
+from aidopt.models.svm_kernel import LazyGram, refreshed_gram_sums
 from aidopt.models.svm_parts import cluster_duals
 from aidopt.options import Option
 from aidopt.partition import Partition
@@ -172,12 +171,12 @@ def cluster_kernel_sums(
 
 
 @dataclass(frozen=True, eq=False)
-class DomainAggregate:
+class DomainAggregate(LazyGram):
     """Centroid Gram sums T_kq = Σ_{i∈C_k} Σ_{j∈C_q} ω_i ω_j K(x_i, x_j), W_k = Σ_{C_k} ω_i,
     the weighted mean of K(x_i, x_i) per cluster, N = Σ ω_i (ω = 1 without row weights).
 
-    Every cluster one entry (the full problem): no T is summed (``gram_sum`` None); K̄ = K(X, X)
-    is computed only for a route that asks for it (libsvm evaluates the kernel itself)."""
+    Every cluster one entry (the full problem): no T is summed (``gram_sum`` None, K̄ from
+    :class:`~aidopt.models.svm_kernel.LazyGram`)."""
 
     gram_sum: NDArray[np.float64] | None
     weight: NDArray[np.float64]
@@ -192,25 +191,6 @@ class DomainAggregate:
     sum_rows: NDArray[np.intp] | None = None
 
     kernel: Kernel | None = None
-
-    @property
-    def singletons(self) -> bool:
-        return self.gram_sum is None
-
-    @functools.cached_property
-    def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
-        if self.gram_sum is None:
-            assert self.kernel is not None, "a singleton aggregate carries its kernel"
-            return self.kernel(self.X, self.X)
-        return self.gram_sum / np.outer(self.weight, self.weight)
-
-    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """K̄ v, for singletons from the kernel rows of v's support only."""
-        if self.gram_sum is not None or self.kernel is None:
-            return self.gram @ v
-        support = np.flatnonzero(v)
-        return kernel_times(self.kernel, self.X, self.X[support], v[support])
 
 
 @dataclass(frozen=True, eq=False)
@@ -294,10 +274,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         cache = self._cache if self._cache_weight is data.weight else None
         omega = data.weight
         P, rows, T = None, None, None
-        singletons = partition.n_clusters == data.n and np.array_equal(
-            partition.labels, np.arange(data.n)
-        )
-        if singletons:  # the full problem: no sums (a Gram route computes K(X, X) itself)
+        if partition.is_singletons:  # the full problem sums no Gram (LazyGram)
             pass
         elif data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES:
             P, rows, T = cluster_kernel_sums(kernel, data.X, partition, cache, omega)

@@ -70,6 +70,7 @@ from aidopt.kernels import (
     kernel_entry_error,
     kernel_model_options,
     kernel_times,
+    kernel_times_sparse,
     model_kernel,
     quadratic_form_error,
 )
@@ -158,8 +159,38 @@ def refreshed_gram_sums(
     return T
 
 
+class LazyGram:
+    """K̄ of a kernel aggregate (the kernel SVM's, the one-class models'): the centroid Gram
+    sums ``gram_sum`` over the weights W_k; for the full problem (every cluster one entry,
+    ``gram_sum`` None) K(X, X), computed only for a route that asks for it — libsvm
+    evaluates the kernel itself, and K̄ v needs only the kernel columns of v's support."""
+
+    gram_sum: NDArray[np.float64] | None
+    weight: NDArray[np.float64]
+    X: NDArray[np.float64]
+    kernel: Kernel | None
+
+    @property
+    def singletons(self) -> bool:
+        return self.gram_sum is None
+
+    @functools.cached_property
+    def gram(self) -> NDArray[np.float64]:
+        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
+        if self.gram_sum is None:
+            assert self.kernel is not None, "a singleton aggregate carries its kernel"
+            return self.kernel(self.X, self.X)
+        return self.gram_sum / np.outer(self.weight, self.weight)
+
+    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """K̄ v (for singletons in O(K · nnz(v)) kernel values, without forming K̄)."""
+        if self.gram_sum is not None or self.kernel is None:
+            return self.gram @ v
+        return kernel_times_sparse(self.kernel, self.X, self.X, v)
+
+
 @dataclass(frozen=True, eq=False)
-class KernelSVMAggregate:
+class KernelSVMAggregate(LazyGram):
     """Aggregated data of (21): centroid Gram sums, labels, weights, and the data it reads.
 
     Every cluster one entry (the full problem, ``singletons``): no Gram is summed; K̄ = K(X, X)
@@ -172,24 +203,6 @@ class KernelSVMAggregate:
     X: NDArray[np.float64]  # the original data (a reference, for the support vectors)
     kernel: Kernel
     row_weight: NDArray[np.float64] | None = None  # (n,) w_i, None: every row weighs 1
-
-    @property
-    def singletons(self) -> bool:
-        return self.gram_sum is None
-
-    @functools.cached_property
-    def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
-        if self.gram_sum is None:
-            return self.kernel(self.X, self.X)
-        return self.gram_sum / np.outer(self.weight, self.weight)
-
-    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """K̄ v, for singletons in O(K · nnz(v)) kernel values without forming K̄."""
-        if self.gram_sum is not None:
-            return self.gram @ v
-        support = np.flatnonzero(v)
-        return kernel_times(self.kernel, self.X, self.X[support], v[support])
 
 
 @dataclass(frozen=True, eq=False)
@@ -290,7 +303,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
         kernel = self.kernel_for(data.m)
         T = None
-        if partition.n_clusters < data.n or not np.array_equal(partition.labels, np.arange(data.n)):
+        if not partition.is_singletons:  # the full problem sums no Gram (LazyGram)
             cache = self._cache if self._cache_weight is data.weight else None
             T = refreshed_gram_sums(kernel, data.X, partition, cache, data.weight)
             self._cache, self._cache_weight = (data.X, partition.labels, T), data.weight

@@ -262,3 +262,14 @@ def test_square_grouped_kernel_sums_equal_the_dense_product(
         for x in (X, sp.csr_matrix(X)):
             got = square_grouped_kernel_sums(kernel, x, groups, 7, weight, threads=threads)
             np.testing.assert_allclose(got, S @ K, rtol=1e-12, atol=1e-12)
+
+
+def test_kernel_times_sparse_uses_the_support_and_equals_the_full_product():
+    from aidopt.kernels import kernel_times_sparse
+
+    rng = np.random.default_rng(8)
+    A, B = rng.normal(size=(40, 3)), rng.normal(size=(30, 3))
+    v = np.where(rng.random(30) < 0.3, rng.normal(size=30), 0.0)
+    kernel = Kernel("rbf", 0.7)
+    np.testing.assert_allclose(kernel_times_sparse(kernel, A, B, v), kernel(A, B) @ v, atol=1e-13)
+    np.testing.assert_array_equal(kernel_times_sparse(kernel, A, B, np.zeros(30)), np.zeros(40))

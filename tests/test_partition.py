@@ -218,3 +218,10 @@ def test_weights_and_dense_sums_and_the_weighted_rows_of_a_container():
     np.testing.assert_allclose(data.weighted_y, X[:, 0] * w)
     plain = RegressionData.from_arrays(X, X[:, 0])
     assert plain.weighted_X is plain.X and plain.weighted_y is plain.y
+
+
+def test_is_singletons_only_for_entry_k_in_cluster_k():
+    assert Partition.singletons(5).is_singletons
+    assert not Partition.from_labels([0, 0, 1, 2, 3]).is_singletons  # fewer clusters
+    permuted = Partition(labels=np.array([1, 0, 2]), sizes=np.ones(3, dtype=np.int64))
+    assert not permuted.is_singletons  # every entry alone, but cluster k is not entry k
