@@ -33,7 +33,7 @@ def _checkout_models() -> None:
 
 _checkout_models()
 
-from aidopt.driver import AIDSolver, Hook, solve  # noqa: E402 (after the path set-up)
-from aidopt.result import AIDResult, AIDStatus  # noqa: E402
+from aidopt.core.driver import AIDSolver, Hook, solve  # noqa: E402 (after the path set-up)
+from aidopt.core.result import AIDResult, AIDStatus  # noqa: E402
 
 __all__ = ["AIDResult", "AIDSolver", "AIDStatus", "Hook", "__version__", "solve"]

@@ -1,13 +1,13 @@
 """scikit-learn facades, generated from the models' declared options.
 
-An estimator's parameters are its model's declared :class:`~aidopt.options.Option` tuple (with
-the command-line extras the model's ``from_options`` takes, e.g. the SVM's ``kernel``) plus the
-run's (:data:`aidopt.driver.RUN_OPTIONS`: solver, tol, max_iter, time_limit, rate, random_state,
-interface, solver_options, verbose) — no third copy of any option. ``__init__`` only stores its
-keyword arguments (scikit-learn's convention: ``get_params``/``clone`` work); ``fit`` validates
-with scikit-learn's own ``validate_data`` (so NaN, complex, empty or mis-shaped input fails with
-scikit-learn's messages) and solves; fitted attributes end with an underscore (``result_``,
-``certificate_``, ``history_``, ``n_iter_``, ``status_``, ``n_features_in_``).
+An estimator's parameters are its model's declared :class:`~aidopt.common.options.Option` tuple
+(with the command-line extras the model's ``from_options`` takes, e.g. the SVM's ``kernel``) plus
+the run's (:data:`aidopt.core.driver.RUN_OPTIONS`: solver, tol, max_iter, time_limit, rate,
+random_state, interface, solver_options, verbose) — no third copy of any option. ``__init__`` only
+stores its keyword arguments (scikit-learn's convention: ``get_params``/``clone`` work); ``fit``
+validates with scikit-learn's own ``validate_data`` (so NaN, complex, empty or mis-shaped input
+fails with scikit-learn's messages) and solves; fitted attributes end with an underscore
+(``result_``, ``certificate_``, ``history_``, ``n_iter_``, ``status_``, ``n_features_in_``).
 
 Every registered model has one (:func:`estimator_for`, built from the registry: a model added as
 one file or through the ``aidopt.models`` entry points gets it with no edit here). Finished
@@ -40,19 +40,19 @@ from sklearn.utils.validation import (
 )
 
 from aidopt.baselines.cuts3vm import CutS3VM
+from aidopt.common.options import Option, keyword_init
+from aidopt.common.validation import check_predict_input, in_memory
+from aidopt.core.driver import RUN_OPTIONS, AIDSolver
+from aidopt.core.registry import model as registered_model
+from aidopt.core.result import AIDResult
 from aidopt.data.containers import (
     BinaryData,
     PositiveUnlabeledData,
     RegressionData,
     SemiSupervisedData,
 )
-from aidopt.driver import RUN_OPTIONS, AIDSolver
 from aidopt.exceptions import DataError
-from aidopt.options import Option, keyword_init
-from aidopt.registry import model as registered_model
-from aidopt.result import AIDResult
 from aidopt.svc.estimator import SupportVectorClustering
-from aidopt.validation import check_predict_input, in_memory
 
 # the models come from the registry, as for any model (the estimators import none of them)
 LADModel = registered_model("lad")
@@ -180,7 +180,7 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
     parameters are the model's options and the run's, ``fit`` solves by AID. The class is
     ``aidopt.estimators.AID<Model>`` (found by that name, so its estimators pickle)."""
     if isinstance(model, str):
-        from aidopt.registry import model as registered
+        from aidopt.core.registry import model as registered
 
         model = registered(model)
     name = f"AID{model.__name__.removesuffix('Model')}"
@@ -200,8 +200,8 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
 def __getattr__(name: str) -> type[AIDEstimator]:
     """``aidopt.estimators.AID<Model>`` for every registered model (PEP 562), as pickle looks
     estimators up."""
-    from aidopt.registry import model as registered
-    from aidopt.registry import models
+    from aidopt.core.registry import model as registered
+    from aidopt.core.registry import models
 
     for key in models():
         cls = registered(key)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aidopt.core.result import AIDResult
 from aidopt.data.io import check_output_path
-from aidopt.result import AIDResult
 
 __all__ = ["PLOT_SUFFIXES", "check_plot_path", "plot_clusters", "plot_history"]
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.contract import AggregatedModel
+from aidopt.core.contract import AggregatedModel
+from aidopt.core.driver import AIDSolver, Hook
+from aidopt.core.partition import Partition
+from aidopt.core.result import AIDResult, IterationRecord
 from aidopt.data.io import check_output_path
-from aidopt.driver import AIDSolver, Hook
 from aidopt.exceptions import AidoptError
-from aidopt.partition import Partition
-from aidopt.result import AIDResult, IterationRecord
 
 __all__ = ["EXPORT_SUFFIXES", "IterationView", "show_iteration"]
 

@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.certificate import GAP_FLOOR, MAX_SOLVER_ACCURACY, DualPoint, relative_gap
-from aidopt.contract import AggregatedModel
+from aidopt.core.certificate import GAP_FLOOR, MAX_SOLVER_ACCURACY, DualPoint, relative_gap
+from aidopt.core.contract import AggregatedModel
+from aidopt.core.result import HISTORY_COLUMNS, START_COLUMNS, AIDStatus
 from aidopt.data.io import Table
 from aidopt.exceptions import AidoptError, DataError
-from aidopt.result import HISTORY_COLUMNS, START_COLUMNS, AIDStatus
 
 __all__ = ["DEFAULT_MAX_GAP", "VerifyReport", "load_result", "verify_result"]
 
@@ -297,7 +297,7 @@ _RESULT = _record(
 
 # ---------------------------------------------------------------------- the model
 def _run_options() -> dict[str, Any]:
-    from aidopt.driver import RUN_OPTIONS
+    from aidopt.core.driver import RUN_OPTIONS
 
     return {o.name: o for o in RUN_OPTIONS}
 
@@ -305,7 +305,7 @@ def _run_options() -> dict[str, Any]:
 def _check_params(report: VerifyReport, payload: dict[str, Any]) -> AggregatedModel | None:
     """The model of ``params``: every key a model or run option, every value valid, and the
     model's own summary equal to what the file says."""
-    from aidopt.registry import model as registered
+    from aidopt.core.registry import model as registered
 
     try:
         cls = registered(payload["model"])

@@ -58,20 +58,28 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt import compiled
-from aidopt.certificate import (
+from aidopt.common.options import Option
+from aidopt.common.validation import check_predict_input
+from aidopt.core.certificate import Bound, DualPoint, best_with_dual, repair_equalities
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import ROW_COUNT, Partition
+from aidopt.core.sample_fits import quantile_fit
+from aidopt.data.containers import RegressionData
+from aidopt.data.lad import GENERATOR
+from aidopt.exceptions import DataError, DataWarning, InvalidParameterError
+from aidopt.numerics import compiled
+from aidopt.numerics.rounding import (
     CHUNK,
     EPS,
     GAMMA,
     GAMMA_FOURS,
-    Bound,
-    DualPoint,
     abs_column_sums,
     abs_column_sums_from,
     abs_column_sums_known,
@@ -79,23 +87,18 @@ from aidopt.certificate import (
     accurate_tdot,
     added_blocks,
     added_chunk_sums,
-    best_with_dual,
-    repair_equalities,
     safe_min_eigenvalue,
     vector_sums,
 )
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.data.containers import RegressionData
-from aidopt.data.lad import GENERATOR
-from aidopt.exceptions import DataError, DataWarning, InvalidParameterError
-from aidopt.options import Option
-from aidopt.partition import ROW_COUNT, Partition
-from aidopt.program import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, MatrixProgram, ProblemClass
-from aidopt.sample_fits import quantile_fit
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import QuantileFit, WeightedQuantileRegression
-from aidopt.validation import check_predict_input
+from aidopt.solvers.program import (
+    BASIS_BASIC,
+    BASIS_LOWER,
+    BASIS_UPPER,
+    MatrixProgram,
+    ProblemClass,
+)
+from aidopt.solvers.structures import QuantileFit, WeightedQuantileRegression
 
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
@@ -196,7 +199,7 @@ class BoundTerms:
 
     @classmethod
     def total(cls, blocks: list[BoundTerms]) -> BoundTerms:
-        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
         value, value_error = added_blocks(
             [b.value for b in blocks], [b.value_error for b in blocks]
         )
@@ -900,7 +903,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
     ) -> list[BoundTerms]:
         """:meth:`bound_terms` at u = s[labels] for each cluster dual s, a row of ``duals``
         (q × K). On a large dense unweighted X in a large run: one compiled read of the rows for
-        all of them, u never made (:func:`aidopt.compiled.cluster_dual_sums`; the bounds of
+        all of them, u never made (:func:`aidopt.numerics.compiled.cluster_dual_sums`; the bounds of
         :meth:`_chunk_bound_terms`)."""
         kernels = compiled.kernels_for(rows.X)
         if kernels is None or rows.weight is not None or not len(duals):
@@ -917,7 +920,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         column_sums: NDArray[np.float64],
     ) -> list[BoundTerms]:
         """The terms of :meth:`bound_terms` from the compiled chunk sums at each dual (chunks of
-        CHUNK rows summed in float64, the chunk sums added by :func:`aidopt.certificate.
+        CHUNK rows summed in float64, the chunk sums added by :func:`aidopt.core.certificate.
         added_chunk_sums`), with its rounding bounds: γΣ|v| per sum plus the addition of its
         chunk sums, ε Σ|u_i y_i| for the products u_i y_i, and for Zᵀu — added four rows at a
         time, so γ_FOURS (70 roundings, not CHUNK + 2) — through max|u| · Σ_i |x_i|

@@ -31,38 +31,40 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
+from aidopt.common.options import Option, from_args
+from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    abs_column_sums,
-    accurate_sum,
-    accurate_tdot,
-    accurate_weighted_sum,
-    added_blocks,
     dual_box,
     hinge_dual_value,
     plus_half_squared_norm,
     repair_equalities,
 )
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.data.generate import Generator
 from aidopt.exceptions import DataError
-from aidopt.kernels import kernel_flag_options, kernel_from_flags
-from aidopt.options import Option, from_args
-from aidopt.partition import Partition
-from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.numerics.rounding import (
+    EPS,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    accurate_weighted_sum,
+    added_blocks,
+)
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import NO_INTERCEPT, SVMFit, WeightedSVM
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import NO_INTERCEPT, SVMFit, WeightedSVM
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +116,7 @@ class DualTerms:
 
     @classmethod
     def total(cls, blocks: list[DualTerms]) -> DualTerms:
-        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
         return cls(
             *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
             *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),

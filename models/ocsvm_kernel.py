@@ -1,7 +1,7 @@
 """Kernel large-margin one-class SVM (LM-OCSVM) under AID, through its aggregated dual.
 
 Pham, Le & Dang, "Scalable Support Vector Clustering Using Budget", eq. (1), with a Mercer kernel
-K (linear, RBF or polynomial; ``aidopt.kernels``) and feature map φ:
+K (linear, RBF or polynomial; ``aidopt.numerics.kernels``) and feature map φ:
 
     J* = min_w  J(w) = ½‖w‖² + (C/N) Σ_i max{0, 1 − ⟨w, φ(x_i)⟩}                            (1)
 
@@ -48,26 +48,24 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
-    Bound,
-    DualPoint,
-    accurate_sum,
-    accurate_weighted_sum,
-    dual_box,
-)
-from aidopt.clustering import kmeans_lloyd, n_clusters_for_rate
-from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.common.options import Option
+from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.clustering import kmeans_lloyd, n_clusters_for_rate
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError
-from aidopt.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
-from aidopt.kernels import (
+from aidopt.models.svm_kernel import LazyGram, refreshed_gram_sums
+from aidopt.models.svm_parts import cluster_duals
+from aidopt.numerics.kernel_expansion import Domain
+from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
+from aidopt.numerics.kernels import (
     Kernel,
     kernel_bound,
     kernel_entry_error,
@@ -76,14 +74,10 @@ from aidopt.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.models.svm_kernel import LazyGram, refreshed_gram_sums
-from aidopt.models.svm_parts import cluster_duals
-from aidopt.options import Option
-from aidopt.partition import Partition
-from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import BoxQP
-from aidopt.svc.domain import Domain
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import BoxQP
 
 __all__ = ["DomainAggregate", "DomainSolution", "KernelDomainModel", "KernelOneClassModel"]
 
@@ -341,11 +335,13 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         return old[parent] * agg.weight / old_sizes[parent]
 
     def kernel_max(self, data: FeatureData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up
+        (:func:`aidopt.numerics.kernels.kernel_bound`)."""
         return kernel_bound(self.kernel_for(data.m), data.X)
 
     def kernel_error(self, data: FeatureData) -> float:
-        """e_K ≥ |K̂_ij − K_ij| per computed entry (:func:`aidopt.kernels.kernel_entry_error`)."""
+        """e_K ≥ |K̂_ij − K_ij| per computed entry
+        (:func:`aidopt.numerics.kernels.kernel_entry_error`)."""
         return kernel_entry_error(self.kernel_for(data.m), data.X)
 
     @staticmethod

@@ -28,7 +28,7 @@ in one regime at the aggregated optimum, that optimum is optimal for (5).
 Declared forms (``build``, ``matrix_program``): linear kernel, the aggregated primal (5) with w
 explicit (restricted to the span of the centroids when that is smaller); other kernels, the
 aggregated dual (6) with the centroid Gram K̄_kq = mean_{C_k×C_q} k. Structure
-(:class:`~aidopt.structures.PULearning`, (5)/(6) on weighted rows): the centroids with the
+(:class:`~aidopt.solvers.structures.PULearning`, (5)/(6) on weighted rows): the centroids with the
 model's kernel (linear), the centroid Gram K̄ as a precomputed kernel (other kernels), or the
 rows themselves (singletons), warm-started from the previous σ shared among the children.
 
@@ -53,34 +53,30 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
+from aidopt.common.options import Option
+from aidopt.common.validation import check_predict_input
+from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    abs_column_sums,
-    accurate_sum,
-    accurate_tdot,
-    accurate_weighted_sum,
-    added_blocks,
     best_with_dual,
     dual_box,
-    max_row_norm,
     plus_half_squared_norm,
     repair_equalities,
-    squared_norm,
 )
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import ROW_COUNT, Partition
+from aidopt.core.sample_fits import pu_fit
 from aidopt.data.containers import PositiveUnlabeledData
 from aidopt.data.pu import GENERATOR
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernels import (
+from aidopt.numerics.kernels import (
     Kernel,
     kernel_bound,
     kernel_entry_error,
@@ -90,14 +86,20 @@ from aidopt.kernels import (
     kernel_times,
     quadratic_form_error,
 )
-from aidopt.options import Option
-from aidopt.partition import ROW_COUNT, Partition
-from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.sample_fits import pu_fit
+from aidopt.numerics.rounding import (
+    EPS,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    accurate_weighted_sum,
+    added_blocks,
+    max_row_norm,
+    squared_norm,
+)
+from aidopt.numerics.span import CentroidSpan
 from aidopt.solvers.base import SolveResult
-from aidopt.span import CentroidSpan
-from aidopt.structures import PULearning
-from aidopt.validation import check_predict_input
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import PULearning
 
 __all__ = [
     "PUAggregate",
@@ -238,7 +240,7 @@ class PUTerms:
 
     @classmethod
     def total(cls, blocks: list[PUTerms]) -> PUTerms:
-        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
         return cls(
             *added_blocks([b.sum_sigma for b in blocks], [b.sum_sigma_error for b in blocks]),
             *added_blocks([b.concave for b in blocks], [b.concave_error for b in blocks]),
@@ -394,8 +396,8 @@ def dual_model(
 class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     """PU learning (5)/(6) under AID: the double-hinge risk of Sansone et al. (2019) with λ‖f‖².
 
-    ``kernel`` is an :class:`aidopt.kernels.Kernel` (default linear; the paper's Gaussian of
-    scale 1 is ``Kernel("rbf", gamma=0.5)``); on the command line ``--kernel``, ``--gamma``,
+    ``kernel`` is an :class:`aidopt.numerics.kernels.Kernel` (default linear; the paper's Gaussian
+    of scale 1 is ``Kernel("rbf", gamma=0.5)``); on the command line ``--kernel``, ``--gamma``,
     ``--degree`` and ``--coef0`` build it (an option the kernel ignores is an error).
     ``span_reduction`` solves the linear primal in the span of the centroids when its rank is
     below d (exact; fewer variables on wide data).
@@ -497,7 +499,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Partition.from_labels(labels)
 
     def _sample_scores(self, data: PUData, rng: np.random.Generator) -> NDArray[np.float64]:
-        """f − β on the unlabeled rows, f fitted (:func:`aidopt.sample_fits.pu_fit`, capped)
+        """f − β on the unlabeled rows, f fitted (:func:`aidopt.core.sample_fits.pu_fit`, capped)
         on ≤ 1,000 unlabeled and ≤ 500 positive rows, weighted to stand for all of them (the
         linear kernel uses the positives' centroid). Never worse than the class-mean direction:
         the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
@@ -881,7 +883,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return Evaluation(float(objective), regime, None, error)
 
     def _kernel_max(self, data: PUData) -> float:
-        """max_i k(x_i, x_i) ≥ |k(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        """max_i k(x_i, x_i) ≥ |k(x_i, x_j)|, rounded up
+        (:func:`aidopt.numerics.kernels.kernel_bound`)."""
         return kernel_bound(self.kernel, data.X)
 
     # ------------------------------------------------------------------ the certificate

@@ -25,7 +25,8 @@ other way round; the aim is implemented).
 
 Exact pieces (see ``docs/s3vm.md``):
 
-* span reduction: w = Vᵀu with V an orthonormal basis of the centroid span (``aidopt.span``);
+* span reduction: w = Vᵀu with V an orthonormal basis of the centroid span
+(``aidopt.numerics.span``);
   the model is solved in u ∈ ℝ^r, r ≤ K: few columns, and a diagonal Hessian (separable);
 * big-M from the data: an upper bound U on the aggregated optimum (the best of w = 0 and the
   previous iteration's hyperplane) gives ‖u‖ ≤ W = √(2U), a range for b (each labeled loss term
@@ -48,7 +49,7 @@ Exact pieces (see ``docs/s3vm.md``):
 
 Solve procedure (``solve_procedure``, several programs per iteration, on the user's solver): the
 local-search QPs, the MIQP (15) and, when every cluster is pure, the relaxation above, the MIQPs
-to a relative gap of 1e-9. A solver of the :class:`~aidopt.structures.SemiSupervisedSVM`
+to a relative gap of 1e-9. A solver of the :class:`~aidopt.solvers.structures.SemiSupervisedSVM`
 structure (``bnb``, the default: branch and bound on convex relaxations) takes (15) and the
 relaxation as that structure instead: no big-M, no local search outside it. A Pyomo MIQP
 solver by name solves the Pyomo model of (15) (``build``) and is certified only once every
@@ -64,25 +65,25 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import Bound, DualPoint
-from aidopt.clustering import kmeans_lloyd, kmeans_one_pass
-from aidopt.contract import AggregatedModel, Evaluation, Previous, SubSolve
+from aidopt.common.deadline import deadline
+from aidopt.common.options import Option
+from aidopt.common.validation import check_predict_input
+from aidopt.core.certificate import Bound, DualPoint
+from aidopt.core.clustering import kmeans_lloyd, kmeans_one_pass
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous, SubSolve
+from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import SemiSupervisedData
-from aidopt.deadline import deadline
 from aidopt.exceptions import AidoptError, DataError
-from aidopt.options import Option
-from aidopt.partition import Partition, nested_labels
-from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.numerics.span import CentroidSpan
 from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.span import CentroidSpan
-from aidopt.structures import SemiSupervisedSVM
-from aidopt.validation import check_predict_input
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import SemiSupervisedSVM
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
 
@@ -631,7 +632,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     ) -> tuple[S3VMSolution | None, SolveResult]:
         """The local search for the big-M, the MIQP (15), then the certificate when every
         cluster is pure (module docstring), all on the user's solver; on a solver of the
-        :class:`~aidopt.structures.SemiSupervisedSVM` structure, (15) as that (no big-M)."""
+        :class:`~aidopt.solvers.structures.SemiSupervisedSVM` structure, (15) as that (no big-M)."""
         if solve.handles(SemiSupervisedSVM):
             start = self._bounds(agg, previous, None).start
             fit, result = solve.structure(self.to_semi_supervised(agg, None, start), gap=_GAP)
@@ -831,8 +832,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         1 − d_k(u·x̃_k + b')}. With the balance constraint b' = ȳ_l =: β is fixed; as |β| < 1,
         m_k = 1 − d_k β > 0 and the loss is c_k m_k max{0, 1 − d_k u·x̃_k/m_k}: an SVM without
         intercept on the rows x̃_k/m_k. ``start``: a previous (w, b) for a warm start."""
-        from aidopt.registry import get_solver
-        from aidopt.structures import WeightedSVM
+        from aidopt.core.registry import get_solver
+        from aidopt.solvers.structures import WeightedSVM
 
         d = agg.kind.copy()
         d[agg.U] = labels

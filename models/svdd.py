@@ -39,30 +39,24 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
-    Bound,
-    DualPoint,
-    accurate_sum,
-    accurate_weighted_sum,
-    dual_box,
-)
-from aidopt.contract import Evaluation, Previous
+from aidopt.common.options import Option
+from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.contract import Evaluation, Previous
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError, SolverCapabilityError
-from aidopt.kernels import kernel_model_options
 from aidopt.models.ocsvm import BLOBS
 from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
-from aidopt.options import Option
-from aidopt.program import MatrixProgram
+from aidopt.numerics.kernel_expansion import Domain
+from aidopt.numerics.kernels import kernel_model_options
+from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import BoxQP, KernelOneClass
-from aidopt.svc.domain import Domain
+from aidopt.solvers.program import MatrixProgram
+from aidopt.solvers.structures import BoxQP, KernelOneClass
 
 __all__ = ["SVDDModel", "best_radius"]
 

@@ -28,7 +28,7 @@ b̄ of (9) over b for that w̄, and reports D(ᾱ) = Σ ᾱ_k − ½‖w̄‖² 
 The Pyomo model is (9) itself.
 
 Structure: (9) is the weighted soft-margin SVM on the centroids x̄_k with weights |C_k| and
-C = M (:class:`aidopt.structures.WeightedSVM`), what libsvm solves exactly (its dual ᾱ and b̄
+C = M (:class:`aidopt.solvers.structures.WeightedSVM`), what libsvm solves exactly (its dual ᾱ and b̄
 come back) and liblinear approximately (it penalises ½b² too: another problem, no bound).
 
 Certificate (``lower_bound``): weak duality of (6) at the aggregated dual spread over the
@@ -44,32 +44,27 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
+from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
+from aidopt.common.options import Option, from_args
+from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    abs_column_sums,
-    accurate_sum,
-    accurate_tdot,
-    accurate_weighted_sum,
-    added_blocks,
     best_with_dual,
     hinge_dual_value,
-    max_row_norm,
     plus_half_squared_norm,
     repair_equalities,
 )
-from aidopt.clustering import n_clusters_for_rate
-from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.clustering import n_clusters_for_rate
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import ROW_COUNT, Partition
+from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
 from aidopt.exceptions import DataError
-from aidopt.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
@@ -80,12 +75,19 @@ from aidopt.models.svm_parts import (
     stratified_sample,
     training_accuracy,
 )
-from aidopt.options import Option, from_args
-from aidopt.partition import ROW_COUNT, Partition
-from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.sample_fits import linear_svm_fit
+from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.numerics.rounding import (
+    EPS,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    accurate_weighted_sum,
+    added_blocks,
+    max_row_norm,
+)
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import SVMFit, WeightedSVM, feasible_dual
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import SVMFit, WeightedSVM, feasible_dual
 
 __all__ = [
     "SVMAggregate",
@@ -143,7 +145,7 @@ class SVMSolution:
         return getattr(self.partition, "labels", None)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        from aidopt.validation import check_predict_input
+        from aidopt.common.validation import check_predict_input
 
         rows = check_predict_input(X, self.w.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(rows @ self.w).ravel() + self.b
@@ -183,7 +185,7 @@ class DualTerms:
 
     @classmethod
     def total(cls, blocks: list[DualTerms]) -> DualTerms:
-        """The terms of the union of the blocks (:func:`aidopt.certificate.added_blocks`)."""
+        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
         return cls(
             *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
             *added_blocks([b.rho for b in blocks], [b.rho_error for b in blocks]),
@@ -270,7 +272,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
 
     def _sample_hyperplane(self, X, y, scale: float) -> tuple[NDArray, float]:
         """A hinge-loss SVM on the sample with C = M·n/|sample| (each row stands for
-        n/|sample|): :func:`aidopt.sample_fits.linear_svm_fit` (exact; the class-mean
+        n/|sample|): :func:`aidopt.core.sample_fits.linear_svm_fit` (exact; the class-mean
         direction when it is stopped)."""
         return linear_svm_fit(X, y, self.M * scale)
 

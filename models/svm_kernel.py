@@ -1,6 +1,7 @@
 """Kernel SVM under AID through the aggregated dual (Park & Klabjan 2016, Appendix B).
 
-Original dual (6) with a Mercer kernel K(·,·) (linear, RBF or polynomial; ``aidopt.kernels``):
+Original dual (6) with a Mercer kernel K(·,·) (linear, RBF or polynomial;
+``aidopt.numerics.kernels``):
 
     max Σ_i α_i − ½ Σ_{i,j} K(x_i, x_j) α_i α_j y_i y_j
     s.t. Σ_i α_i y_i = 0,  0 ≤ α_i ≤ M                                           i ∈ I
@@ -23,8 +24,8 @@ regime_i = 1 if 1 − y_i f(x_i) > 0 else 0 (the split rule of §3.2).
 
 Costs. The centroid Gram is built block by block from kernel rows K(x_i, ·) and never holds
 the n × n matrix: memory is K̄ itself (8K² bytes), one block of at most 2^21 kernel entries
-(16 MiB, :func:`aidopt.kernels.kernel_times`) and at most 2^22 of their cluster sums. After a
-split only the rows of the split clusters are recomputed (O(|R| n m) for the |R| entries of
+(16 MiB, :func:`aidopt.numerics.kernels.kernel_times`) and at most 2^22 of their cluster sums. After
+a split only the rows of the split clusters are recomputed (O(|R| n m) for the |R| entries of
 split clusters; the first iteration is O(n² m)); the decision values cost O(n · n_SV · m) per
 iteration, n_SV = the entries of clusters with ᾱ_k > 0. ``aidopt solve svm --full`` on this
 model builds the full n × n Gram (memory 8n²).
@@ -32,7 +33,7 @@ model builds the full n × n Gram (memory 8n²).
 Forms. The Pyomo model is (21) itself. Matrix form: (21) factored, with K̄ = L Lᵀ
 (eigendecomposition, eigenvalues below 1e-12·λ_max dropped), the dual with free v = Lᵀ(α∘ȳ) and
 an identity Hessian (:func:`aidopt.models.svm.dual_program`). Structure: the weighted SVM with
-the Gram matrix K̄, weights |C_k| and C = M (:class:`aidopt.structures.WeightedSVM`, libsvm's
+the Gram matrix K̄, weights |C_k| and C = M (:class:`aidopt.solvers.structures.WeightedSVM`, libsvm's
 ``kernel="precomputed"``). Whatever the solver returns, the model repairs α to exact
 feasibility, reports D(ᾱ) with the exact K̄ as the lower bound, and takes b̄ as the exact
 minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
@@ -47,33 +48,18 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
+from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
-from aidopt.certificate import (
-    EPS,
-    Bound,
-    DualPoint,
-    accurate_sum,
-    accurate_weighted_sum,
-    dual_box,
-)
-from aidopt.contract import AggregatedModel, Evaluation, Previous
+from aidopt.common.options import Option
+from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import Partition
+from aidopt.core.sample_fits import kernel_svm_scores
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
-from aidopt.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
-from aidopt.kernels import (
-    Kernel,
-    kernel_bound,
-    kernel_entry_error,
-    kernel_model_options,
-    kernel_times,
-    kernel_times_sparse,
-    model_kernel,
-    quadratic_form_error,
-)
 from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
@@ -84,12 +70,21 @@ from aidopt.models.svm_parts import (
     stratified_sample,
     training_accuracy,
 )
-from aidopt.options import Option
-from aidopt.partition import Partition
-from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.sample_fits import kernel_svm_scores
+from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
+from aidopt.numerics.kernels import (
+    Kernel,
+    kernel_bound,
+    kernel_entry_error,
+    kernel_model_options,
+    kernel_times,
+    kernel_times_sparse,
+    model_kernel,
+    quadratic_form_error,
+)
+from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import GRAM, SVMFit, WeightedSVM, feasible_dual
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import GRAM, SVMFit, WeightedSVM, feasible_dual
 
 __all__ = [
     "KernelSVMAggregate",
@@ -218,7 +213,7 @@ class KernelSVMSolution:
     norm_sq: float  # ‖w̄‖² = (ᾱ∘ȳ)ᵀ K̄ (ᾱ∘ȳ)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        from aidopt.validation import check_predict_input
+        from aidopt.common.validation import check_predict_input
 
         sv = self.support_vectors
         X = check_predict_input(X, sv.shape[1], type(self).__name__)
@@ -281,7 +276,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
         """Appendix B's alternative: a kernel SVM on a small sample, then one 1-D k-means pass
         per class on the decision values f_sample(x_i) of all entries
-        (:func:`aidopt.sample_fits.kernel_svm_scores`: capped; the difference of the kernel
+        (:func:`aidopt.core.sample_fits.kernel_svm_scores`: capped; the difference of the kernel
         means of the two classes when the fit is stopped or fails). At rate 1, every entry is
         its own cluster: the full problem (21) = (6)."""
         if rate >= 1.0:
@@ -439,11 +434,13 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         )
 
     def _kernel_max(self, data: SVMData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`aidopt.kernels.kernel_bound`)."""
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up
+        (:func:`aidopt.numerics.kernels.kernel_bound`)."""
         return kernel_bound(self.kernel_for(data.m), data.X)
 
     def _kernel_error(self, data: SVMData) -> float:
-        """e_K ≥ |K̂_ij − K_ij| per computed entry (:func:`aidopt.kernels.kernel_entry_error`)."""
+        """e_K ≥ |K̂_ij − K_ij| per computed entry
+        (:func:`aidopt.numerics.kernels.kernel_entry_error`)."""
         return kernel_entry_error(self.kernel_for(data.m), data.X)
 
     @staticmethod

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.common.lazy import sparse as sp
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import BinaryData
-from aidopt.lazy import sparse as sp
-from aidopt.partition import Partition, nested_labels
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveResult
-from aidopt.structures import feasible_dual
+from aidopt.solvers.program import MatrixProgram
+from aidopt.solvers.structures import feasible_dual
 
 __all__ = [
     "SVMData",

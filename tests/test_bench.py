@@ -17,7 +17,7 @@ from aidopt.bench.common import parse_row_sizes
 from aidopt.bench.lad import instance as lad_instance
 from aidopt.bench.spec import BenchSpec, Column, Method, Outcome, Workload
 from aidopt.cli import main
-from aidopt.driver import AIDSolver
+from aidopt.core.driver import AIDSolver
 from aidopt.models.lad import LADModel
 
 

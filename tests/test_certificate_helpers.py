@@ -9,18 +9,20 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aidopt.certificate import (
-    EPS,
-    GAMMA_BLAS,
+from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    accurate_sum,
-    accurate_tdot,
-    accurate_weighted_sum,
     best_with_dual,
     dual_box,
     hinge_dual_value,
     plus_half_squared_norm,
+)
+from aidopt.numerics.rounding import (
+    EPS,
+    GAMMA_BLAS,
+    accurate_sum,
+    accurate_tdot,
+    accurate_weighted_sum,
 )
 
 
@@ -82,7 +84,7 @@ def test_dual_box_lies_inside_the_exact_box():
 def test_repair_equalities_with_one_equation_is_the_least_norm_change():
     """One row (the SVM's Σ α_k y_k = 0): the closed form equals least squares, the box holds,
     and coordinates at a bound or not free do not move."""
-    from aidopt.certificate import repair_equalities
+    from aidopt.core.certificate import repair_equalities
 
     rng = np.random.default_rng(4)
     a = rng.choice([-1.0, 1.0], 200)
@@ -102,7 +104,7 @@ def test_repair_equalities_with_one_equation_is_the_least_norm_change():
 def test_data_sums_are_cached_within_a_run_only(monkeypatch):
     """Inside data_sums_cached (a driver run) the sums are computed once per array; outside,
     an array changed in place gets its new sums (never a stale bound)."""
-    import aidopt.certificate as certificate
+    import aidopt.numerics.rounding as certificate
 
     X = np.arange(12.0).reshape(4, 3)
     calls = []

@@ -15,7 +15,7 @@ import pytest
 
 import aidopt.cli
 from aidopt.cli import main
-from aidopt.result import HISTORY_COLUMNS
+from aidopt.core.result import HISTORY_COLUMNS
 
 FIELDS = (
     "model",
@@ -151,7 +151,7 @@ def test_console_script_entry_point(lad_csv, tmp_path):
 
 
 def test_solvers_lists_every_model_with_its_default(capsys):
-    from aidopt.registry import models
+    from aidopt.core.registry import models
 
     assert main(["solvers"]) == 0
     out = capsys.readouterr().out
@@ -390,9 +390,9 @@ def test_aidopt_solvers_lists_exactly_the_solvers_the_routing_accepts():
     """Generated from the routing: every solver listed for a model variant is accepted before
     the first solve, every registered solver not listed is refused (issue: libsvm was listed
     for the one-class model, activeset and liblinear for the kernel SVM)."""
+    from aidopt.core.registry import get_solver, model, models, solver_names, solvers_for
+    from aidopt.core.routes import resolve_route
     from aidopt.exceptions import SolverCapabilityError
-    from aidopt.registry import get_solver, model, models, solver_names, solvers_for
-    from aidopt.routes import resolve_route
 
     checked = 0
     for name in models():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from aidopt.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 
 
 @pytest.mark.parametrize("dim", [1, 2, 12])
@@ -32,8 +32,8 @@ def test_k_bounds_and_rate():
 
 
 def test_full_kmeans_holds_the_deadline_and_beats_one_pass():
-    from aidopt.clustering import kmeans_lloyd
-    from aidopt.deadline import TimeLimitReached, deadline
+    from aidopt.common.deadline import TimeLimitReached, deadline
+    from aidopt.core.clustering import kmeans_lloyd
 
     rng = np.random.default_rng(0)
     centres = rng.normal(scale=6.0, size=(8, 5))
@@ -54,7 +54,7 @@ def test_kmeans_seeds_from_a_sample_stay_near_the_full_seeding():
     """k-means++ seeds from a random sample of 20k rows, then one Lloyd step over all rows:
     every row labelled, the clusters' scatter within 10 % of seeding on all rows; a sample as
     large as the data changes nothing (the same random stream)."""
-    from aidopt.clustering import kmeans_lloyd
+    from aidopt.core.clustering import kmeans_lloyd
 
     rng = np.random.default_rng(3)
     centres = rng.normal(scale=6.0, size=(30, 2))

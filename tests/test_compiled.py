@@ -1,4 +1,4 @@
-"""The compiled row loops (aidopt/compiled.py): the same sums as the numpy path, the same
+"""The compiled row loops (aidopt/numerics/compiled.py): the same sums as the numpy path, the same
 rounding bound for the certificate, used only where they are safe."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from aidopt import compiled
-from aidopt import partition as partition_module
-from aidopt.certificate import GAMMA, GAMMA_FOURS, accurate_tdot
-from aidopt.partition import label_indicator, label_sums
+from aidopt.core import partition as partition_module
+from aidopt.core.partition import label_indicator, label_sums
+from aidopt.numerics import compiled
+from aidopt.numerics.rounding import GAMMA, GAMMA_FOURS, accurate_tdot
 
 pytest.importorskip("numba")
 
@@ -198,9 +198,9 @@ def test_outside_large_runs_numba_is_not_imported():
     outside any run, never pay them (and give the same bits in every process)."""
     code = (
         "import sys, numpy as np\n"
-        "from aidopt.partition import label_sums\n"
-        "from aidopt.certificate import accurate_tdot\n"
-        "from aidopt.driver import AIDSolver\n"
+        "from aidopt.core.partition import label_sums\n"
+        "from aidopt.numerics.rounding import accurate_tdot\n"
+        "from aidopt.core.driver import AIDSolver\n"
         "from aidopt.models.lad import LADModel\n"
         "from aidopt.data.containers import RegressionData\n"
         "a = np.random.default_rng(0).standard_normal((5000, 20))\n"
@@ -218,7 +218,7 @@ def test_a_second_process_loads_the_kernels_from_the_disk_cache():
     """numba compiles the kernels once per machine (~20 s) and every later process loads them
     from its disk cache (~1.5 s): a loop that reached a helper through a closure was compiled
     again in every process."""
-    code = "from aidopt import compiled\ncompiled._compiled()\n"
+    code = "from aidopt.numerics import compiled\ncompiled._compiled()\n"
     env = {**os.environ, "NUMBA_DEBUG_CACHE": "1"}
     for _ in range(2):  # the first may compile (and save); the second must only load
         out = subprocess.run(
@@ -265,7 +265,7 @@ def _linear_case(name):
 def test_a_large_run_reaches_the_same_certified_optimum(monkeypatch, engine, name):
     """Each linear model by AID with the kernels serving every pass they can (forced on small
     data) = without them: the same status, the same objective."""
-    from aidopt.driver import AIDSolver
+    from aidopt.core.driver import AIDSolver
     from aidopt.engine.blocks import MemoryBlocks
 
     model, data = _linear_case(name)
@@ -331,9 +331,9 @@ def test_a_run_sums_abs_x_in_its_first_evaluation_only(always_compiled, monkeypa
     """Within a run, the first compiled evaluation of a block also sums |x_ij| (for the
     residuals' error bound) and remembers it; later ones skip those sums and give the same
     objective, error bound and regimes."""
-    from aidopt.certificate import abs_column_sums, abs_column_sums_known, data_sums_cached
     from aidopt.data.containers import RegressionData
     from aidopt.models.lad import LADModel, LADSolution
+    from aidopt.numerics.rounding import abs_column_sums, abs_column_sums_known, data_sums_cached
 
     rng = np.random.default_rng(16)
     X = rng.standard_normal((1003, 4)) * np.array([1e-9, 1.0, 1e3, 1e9])
@@ -543,7 +543,7 @@ def test_initial_labels_in_one_read_equal_numpy(always_compiled, monkeypatch, in
 
 
 def test_abs_column_sums_bound_the_exact_sums(always_compiled):
-    from aidopt.certificate import abs_column_sums
+    from aidopt.numerics.rounding import abs_column_sums
 
     rng = np.random.default_rng(2)
     A = rng.standard_normal((3001, 3)) * np.array([1e-9, 1.0, 1e9])
@@ -557,7 +557,7 @@ def test_compensated_chunk_sums_keep_their_stated_error(always_compiled, monkeyp
     """Chunk sums added by the compiled Sum2 (a large run) instead of exactly: the exact sum of
     the chunk sums lies within the stated allowance, for columns of wildly mixed magnitudes
     and heavy cancellation."""
-    from aidopt.certificate import added_chunk_sums
+    from aidopt.numerics.rounding import added_chunk_sums
 
     rng = np.random.default_rng(4)
     rows = rng.standard_normal((6000, 3)) * 10.0 ** rng.integers(-12, 12, (6000, 3))
@@ -712,9 +712,9 @@ def test_lad_evaluation_sums_the_certificate_in_the_same_read(always_compiled, i
     or another partition) get no terms from the evaluation: the bound sums its own."""
     import dataclasses
 
+    from aidopt.core.partition import Partition
     from aidopt.data.containers import RegressionData
     from aidopt.models.lad import LADModel, LADSolution
-    from aidopt.partition import Partition
 
     rng = np.random.default_rng(21)
     n, k = 2003, 37

@@ -15,10 +15,10 @@ pytest.importorskip("cplex")
 from test_outer_approximation import assert_brute_force_optimum, random_miqp
 
 from aidopt.exceptions import SolverError, SolverLicenseError
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.cplex import CplexAdapter
 from aidopt.solvers.highs import HighsAdapter
+from aidopt.solvers.program import MatrixProgram
 
 
 def every_row_kind(seed: int, quadratic: bool) -> MatrixProgram:

@@ -17,8 +17,8 @@ from aidopt.baselines.cuts3vm import CutS3VM, EmpiricalFeatureMap, WorkingSet
 from aidopt.baselines.cutting_plane import build_master, master_from_pyomo, solve_master
 from aidopt.cli import main
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
-from aidopt.kernels import Kernel
 from aidopt.models.s3vm import S3VMData
+from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.pyomo import PyomoAdapter
 

@@ -16,9 +16,9 @@ from aidopt.baselines.cutting_plane import (
     one_slack_svm,
     solve_master,
 )
+from aidopt.core.registry import get_solver
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.models.svm import SVMData, SVMModel
-from aidopt.solvers import get_solver
 from aidopt.solvers.active_set import capped_simplex_qp
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.pyomo import PyomoAdapter

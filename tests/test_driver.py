@@ -13,8 +13,11 @@ import pandas as pd
 import pytest
 
 from aidopt import AIDSolver, AIDStatus, Hook
-from aidopt.certificate import Bound, DualPoint
-from aidopt.contract import AggregatedModel, Evaluation
+from aidopt.core.certificate import Bound, DualPoint
+from aidopt.core.contract import AggregatedModel, Evaluation
+from aidopt.core.partition import Partition
+from aidopt.core.registry import register_solver
+from aidopt.core.result import HISTORY_COLUMNS
 from aidopt.exceptions import (
     ConvergenceWarning,
     DataError,
@@ -25,12 +28,9 @@ from aidopt.exceptions import (
     SolverLicenseError,
     SolverUnavailableError,
 )
-from aidopt.partition import Partition
-from aidopt.program import ProblemClass
-from aidopt.registry import register_solver
-from aidopt.result import HISTORY_COLUMNS
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.structures import Structure
+from aidopt.solvers.program import ProblemClass
+from aidopt.solvers.structures import Structure
 
 
 @dataclass(frozen=True)
@@ -304,7 +304,7 @@ def test_capability_is_checked_before_solving(data):
 def test_data_of_another_type_is_refused_by_name(name, wrong):
     """A model's data object is asked for by its type, before any model code reads it (a
     DataFrame with a column y once reached S3VM's checks as an AttributeError)."""
-    from aidopt.registry import model as registered
+    from aidopt.core.registry import model as registered
 
     model = registered(name)(**({"prior": 0.5} if name == "pu" else {}))
     with pytest.raises(

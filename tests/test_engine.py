@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from aidopt.core.driver import AIDSolver
 from aidopt.data.containers import BinaryData, FeatureData, PositiveUnlabeledData, RegressionData
 from aidopt.data.lad import make_lad
 from aidopt.data.pu import make_pu
 from aidopt.data.svm import make_svm
-from aidopt.driver import AIDSolver
 from aidopt.engine.blocks import MemoryBlocks
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.models.lad import LADModel, QuantileModel
@@ -233,7 +233,7 @@ def test_pu_blocks_may_hold_one_kind_of_row_the_whole_may_not():
         PositiveUnlabeledData.shared_options(np.array([0, 0]))
     with pytest.raises(DataError, match="No unlabeled rows"):
         PositiveUnlabeledData.from_arrays(np.zeros((2, 1)), [1, 1])
-    from aidopt.kernels import Kernel
+    from aidopt.numerics.kernels import Kernel
 
     with pytest.raises(InvalidParameterError, match=r"rows in blocks .* take the linear kernel"):
         AIDSolver(PUModel(prior=prior, kernel=Kernel("rbf", gamma=0.5))).solve(blocks)
@@ -266,8 +266,8 @@ def test_svm_parts_share_one_instance():
 
 def test_split_is_the_in_memory_split():
     """The block partition splits exactly as Partition.split: same labels, sizes, parents."""
+    from aidopt.core.partition import Partition
     from aidopt.engine.partition import BlockPartition, StateRef
-    from aidopt.partition import Partition
 
     rng = np.random.default_rng(0)
     n = 300
@@ -829,10 +829,10 @@ def test_a_split_partition_resums_only_the_rows_of_its_split_clusters(monkeypatc
     pass), the split clusters' from a pass over their rows only — read where they lie with the
     compiled loops, from a copy without — equal to a full pass's (integer data: exact in any
     order)."""
-    from aidopt import compiled
+    from aidopt.core.partition import ROW_COUNT
     from aidopt.engine import partition as block_partition
     from aidopt.engine.partition import BlockPartition, StateRef
-    from aidopt.partition import ROW_COUNT
+    from aidopt.numerics import compiled
 
     if compiled_loops:
         pytest.importorskip("numba")

@@ -26,11 +26,11 @@ from aidopt import AIDSolver, AIDStatus
 from aidopt.data.lad import make_lad
 from aidopt.data.svm import make_svm
 from aidopt.exceptions import AidoptError
-from aidopt.kernels import Kernel
 from aidopt.models.lad import LADData, LADModel
 from aidopt.models.pu import PUData, PUModel
 from aidopt.models.svm import SVMData, SVMModel
 from aidopt.models.svm_kernel import KernelSVMModel
+from aidopt.numerics.kernels import Kernel
 from aidopt.verify import verify_result
 
 SCALES = [1e-9, 1.0, 1e9]

@@ -1,4 +1,4 @@
-"""Tests of aidopt.kernels: blocks equal scikit-learn's pairwise_kernels, validation."""
+"""Tests of aidopt.numerics.kernels: blocks equal scikit-learn's pairwise_kernels, validation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
-from aidopt.kernels import (
+from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
+from aidopt.numerics.kernels import (
     Kernel,
     kernel_bound,
     kernel_entry_error,
@@ -134,7 +134,7 @@ def test_bad_shapes() -> None:
 
 @pytest.mark.parametrize(("kernel", "sk_params"), KERNELS, ids=lambda v: str(v))
 def test_kernel_times_is_the_blocked_product(kernel: Kernel, sk_params: dict, monkeypatch) -> None:
-    import aidopt.kernels as kernels
+    import aidopt.numerics.kernels as kernels
 
     A, B = _data(5)
     K = pairwise_kernels(A, B, metric=kernel.kind, **sk_params)
@@ -218,7 +218,7 @@ def test_rbf_far_from_the_origin_is_computed_from_the_differences() -> None:
 def test_grouped_kernel_sums_equal_the_dense_product(kernel, sk_params, threads, monkeypatch):
     """G = S_w K(A, B) (R): rows of A summed per group with weights, tile by tile, over column
     ranges on separate threads; equal to the dense product for dense and sparse rows."""
-    import aidopt.kernel_sums as kernel_sums
+    import aidopt.numerics.kernel_sums as kernel_sums
 
     monkeypatch.setattr(kernel_sums, "TILE_ENTRIES", 64 * 5)  # tiles of 5 columns
     monkeypatch.setattr(kernel_sums, "_PARALLEL_ENTRIES", 1)
@@ -246,7 +246,7 @@ def test_square_grouped_kernel_sums_equal_the_dense_product(
     """G = S_w K(X, X) from the block pairs I ≤ J only (each off-diagonal block used twice),
     blocks of 16 rows (the last one short), groups interleaved in X and one group empty:
     equal to the dense product for dense and sparse rows, with and without weights."""
-    import aidopt.kernel_sums as kernel_sums
+    import aidopt.numerics.kernel_sums as kernel_sums
 
     monkeypatch.setattr(kernel_sums, "_SQUARE_ROWS", 16)
     monkeypatch.setattr(kernel_sums, "_PARALLEL_ENTRIES", 1)
@@ -265,7 +265,7 @@ def test_square_grouped_kernel_sums_equal_the_dense_product(
 
 
 def test_kernel_times_sparse_uses_the_support_and_equals_the_full_product():
-    from aidopt.kernels import kernel_times_sparse
+    from aidopt.numerics.kernels import kernel_times_sparse
 
     rng = np.random.default_rng(8)
     A, B = rng.normal(size=(40, 3)), rng.normal(size=(30, 3))

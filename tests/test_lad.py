@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
+from aidopt.core.partition import Partition
 from aidopt.data.lad import make_lad
 from aidopt.exceptions import (
     ConvergenceWarning,
@@ -22,7 +23,6 @@ from aidopt.exceptions import (
     SolverError,
 )
 from aidopt.models.lad import LADData, LADModel, QuantileModel
-from aidopt.partition import Partition
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 
@@ -91,7 +91,7 @@ def test_matrix_and_pyomo_paths_give_the_same_model():
     model = LADModel()
     part = model.initial_partition(data, 0.01, np.random.default_rng(0))
     agg = model.aggregate(data, part)
-    from aidopt.solvers import get_solver
+    from aidopt.core.registry import get_solver
 
     highs = get_solver("highs")
     program = model.matrix_program(agg)
@@ -287,7 +287,7 @@ def test_a_perfect_fit_claims_nothing_false_and_a_zero_objective_has_an_absolute
     """E* = 0 (y exactly linear in x): the relative gap means nothing there. The run may end
     `pure` (the proven gap relative to a rounding-level objective is large) but never claims a
     bound above 0 or an objective away from 0; at E_best = 0 exactly the gap is U − L."""
-    from aidopt.certificate import relative_gap
+    from aidopt.core.certificate import relative_gap
 
     X = np.repeat([[1.0, 3.0], [2.0, 1.0], [3.0, 3.0], [4.0, 1.0]], 4, axis=0)
     y = 3.0 - 0.5 * X[:, 1]

@@ -1,7 +1,7 @@
 """The package's import graph has no cycles (issue 57: the four that had grown are gone, and the
-linear and kernel SVM share ``models/svm_parts.py`` instead of importing each other), and no
-layer imports one above it. Imports under ``if TYPE_CHECKING:`` do not count (they never run);
-function-level ones do."""
+linear and kernel SVM share ``models/svm_parts.py`` instead of importing each other), no layer
+imports one above it, and the folders are the layers. Imports under ``if TYPE_CHECKING:`` do not
+count (they never run); function-level ones do."""
 
 from __future__ import annotations
 
@@ -87,36 +87,48 @@ def test_the_version_is_the_projects():
     assert re.search(r'^version = "([^"]+)"', project, re.M).group(1) == __version__
 
 
-#: who may not import whom (issue 57): the layers below never import the ones above them
-FORBIDDEN = {
-    # (a model may use aidopt.svc.domain, the kernel expansion f(x) its solution is)
-    "aidopt.models": (
-        "aidopt.bench",
-        "aidopt.cli",
-        "aidopt.estimators",
-        "aidopt.svc.fit",
-        "aidopt.svc.estimator",
-        "aidopt.svc.command",
-    ),
-    "aidopt.baselines": ("aidopt.bench", "aidopt.models", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.estimators": ("aidopt.models",),  # the models come from the registry
-    "aidopt.solvers": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.engine": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.data": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.driver": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.contract": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-    "aidopt.certificate": ("aidopt.models", "aidopt.bench", "aidopt.cli", "aidopt.estimators"),
-}
+#: the layers of the package, bottom to top (issue 57): a module imports only its own layer and
+#: the ones below it. The folders are the layers; the top-level modules are the front ends.
+LAYERS = (
+    ("aidopt._version", "aidopt.exceptions", "aidopt.common"),
+    ("aidopt.numerics",),
+    ("aidopt.solvers", "aidopt.data"),
+    ("aidopt.core", "aidopt.engine"),
+    ("aidopt.models", "aidopt.baselines"),
+    ("aidopt.plots",),
+    ("aidopt.svc", "aidopt.estimators", "aidopt.show", "aidopt.verify"),
+    ("aidopt.bench",),
+    ("aidopt.cli",),
+    ("aidopt",),
+)
+
+
+def _layer(module: str) -> int:
+    for level, members in enumerate(LAYERS):
+        if any(module == m or module.startswith(m + ".") for m in members if m != "aidopt"):
+            return level
+    assert module == "aidopt", f"{module} belongs to no layer: add it to LAYERS"
+    return len(LAYERS) - 1
 
 
 def test_no_upward_imports():
     modules = _modules()
-    wrong = []
-    for name, path in modules.items():
-        for layer, banned in FORBIDDEN.items():
-            if name != layer and not name.startswith(layer + "."):
-                continue
-            for target in _imports(path, name, modules):
-                if any(target == b or target.startswith(b + ".") for b in banned):
-                    wrong.append(f"{name} -> {target}")
+    wrong = [
+        f"{name} -> {target}"
+        for name, path in modules.items()
+        for target in _imports(path, name, modules)
+        if _layer(target) > _layer(name)
+    ]
     assert not wrong, wrong
+
+
+def test_estimators_take_models_from_the_registry():
+    modules = _modules()
+    for name in ("aidopt.estimators", "aidopt.svc.estimator"):
+        imported = _imports(modules[name], name, modules)
+        assert not any(t.startswith("aidopt.models") for t in imported), name
+
+
+def test_at_most_eight_top_level_modules():
+    top = sorted(p.name for p in (ROOT / "aidopt").glob("*.py"))
+    assert len(top) <= 8, top

@@ -1,4 +1,4 @@
-"""SciPy imported on first use (aidopt.lazy)."""
+"""SciPy imported on first use (aidopt.common.lazy)."""
 
 import copy
 import json
@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from aidopt.lazy import DeferredModule, issparse, sparse
+from aidopt.common.lazy import DeferredModule, issparse, sparse
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "lil", "dok", "bsr", "dia"])
@@ -55,7 +55,7 @@ def test_one_blas_thread_reaches_a_blas_loaded_after_the_first_limit():
     single-thread limit must still reach it when aidopt scanned the BLAS libraries before."""
     code = (
         "import json, numpy, threadpoolctl; "
-        "from aidopt.solvers.threads import single_thread_blas\n"
+        "from aidopt.common.threads import single_thread_blas\n"
         "with single_thread_blas(): pass\n"
         "import scipy.linalg\n"
         "with single_thread_blas():\n"

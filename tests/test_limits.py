@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from aidopt.common.deadline import TimeLimitReached, budget, call_with_timeout, deadline
 from aidopt.data.pu import make_pu
-from aidopt.deadline import TimeLimitReached, budget, call_with_timeout, deadline
 from aidopt.exceptions import AidoptError, ConvergenceWarning
 from aidopt.solvers.usmo import usmo
 
@@ -188,10 +188,10 @@ def test_time_limit_holds_on_badly_scaled_data(tmp_path: Path) -> None:
 def test_a_time_limit_before_the_first_record_gives_a_result() -> None:
     """The limit reached in the first certificate (an incumbent, no iteration recorded yet):
     a time_limit result with the incumbent, not an error from building the result."""
+    from aidopt.common.deadline import check
+    from aidopt.core.driver import AIDSolver
     from aidopt.data.containers import RegressionData
     from aidopt.data.lad import make_lad
-    from aidopt.deadline import check
-    from aidopt.driver import AIDSolver
     from aidopt.models.lad import LADModel
 
     class SlowBound(LADModel):

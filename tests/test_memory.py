@@ -1,4 +1,4 @@
-"""The command line's allocator setting (aidopt.memory)."""
+"""The command line's allocator setting (aidopt.common.memory)."""
 
 import subprocess
 import sys
@@ -12,7 +12,7 @@ def test_command_line_processes_keep_freed_memory_in_the_heap():
     heap, whose freed pages the next one reuses, instead of a mapping of its own."""
     code = (
         "import sys, numpy as np\n"
-        "from aidopt.memory import keep_freed_memory\n"
+        "from aidopt.common.memory import keep_freed_memory\n"
         "kept = keep_freed_memory() if sys.argv[1] == '1' else False\n"
         "a = np.ones(10_000_000)\n"
         "heap = 0\n"
@@ -46,7 +46,7 @@ def test_command_line_processes_ask_numpy_for_small_pages_unless_told(numpy_swit
         pytest.skip("this numpy has no huge-page switch")
     code = (
         "from numpy._core import multiarray\n"
-        "from aidopt.memory import keep_freed_memory\n"
+        "from aidopt.common.memory import keep_freed_memory\n"
         "before = multiarray._get_madvise_hugepage()\n"
         "keep_freed_memory()\n"
         "print(before, multiarray._get_madvise_hugepage())\n"

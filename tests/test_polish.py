@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.kkt import kkt_error
 from aidopt.solvers.polish import polish_qp
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 
 
 def capped_simplex(c: np.ndarray, total: float) -> MatrixProgram:

@@ -11,12 +11,12 @@ import pyomo.environ as pyo
 import pytest
 
 from aidopt import AIDSolver, AIDStatus
+from aidopt.core.driver import Hook
+from aidopt.core.partition import Partition
+from aidopt.core.registry import get_solver
 from aidopt.data.pu import PAPER_PRIORS, load_uci, paper_split
-from aidopt.driver import Hook
-from aidopt.kernels import Kernel
 from aidopt.models.pu import PUData, PUModel, double_hinge, dual_model, primal_linear_model
-from aidopt.partition import Partition
-from aidopt.solvers import get_solver
+from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.base import SolveStatus
 
 LINEAR = Kernel("linear")

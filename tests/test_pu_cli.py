@@ -12,8 +12,8 @@ import pytest
 
 from aidopt import AIDSolver
 from aidopt.cli import main
-from aidopt.kernels import Kernel
 from aidopt.models.pu import PUData, PUModel
+from aidopt.numerics.kernels import Kernel
 
 SMALL = Path(__file__).resolve().parents[1] / "instances" / "pu_small.csv"
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None

@@ -13,9 +13,11 @@ import pyomo.environ as pyo
 import pytest
 
 from aidopt import AIDSolver, AIDStatus
-from aidopt.contract import Previous
+from aidopt.core.contract import Previous
+from aidopt.core.partition import Partition
+from aidopt.core.registry import get_solver
+from aidopt.core.routes import solve_aggregated
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
-from aidopt.kernels import Kernel
 from aidopt.models.pu import (
     PUData,
     PUModel,
@@ -25,13 +27,11 @@ from aidopt.models.pu import (
     primal_kernel_model,
     primal_linear_model,
 )
-from aidopt.partition import Partition
-from aidopt.routes import solve_aggregated
-from aidopt.solvers import get_solver
+from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter
+from aidopt.solvers.structures import PULearning
 from aidopt.solvers.usmo import usmo
-from aidopt.structures import PULearning
 
 LINEAR = Kernel("linear")
 RBF = Kernel("rbf", gamma=0.5)

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel
 from aidopt.models.pu import PUData, PUModel
+from aidopt.numerics.kernels import Kernel
 
 cp = pytest.importorskip("cvxpy")
 

@@ -158,8 +158,8 @@ def test_a_lad_run_imports_neither_pandas_nor_pyomo_nor_sklearn(tmp_path):
 def test_models_are_found_without_importing_them_and_checked_on_load(tmp_path, monkeypatch):
     """The registry reads the source for ``MODEL = ...``; the file's name is the model's name,
     and a class named otherwise is a named error when it loads."""
+    from aidopt.core.registry import Entry, models
     from aidopt.exceptions import AidoptError
-    from aidopt.registry import Entry, models
 
     found = models()
     assert {"lad", "svm", "pu", "s3vm", "ocsvm", "svdd"} <= set(found)

@@ -14,13 +14,13 @@ import scipy.sparse as sp
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
+from aidopt.core.partition import Partition
+from aidopt.core.routes import solve_aggregated
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.models.s3vm import S3VMData, S3VMModel
-from aidopt.partition import Partition
-from aidopt.program import MatrixProgram
-from aidopt.routes import solve_aggregated
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.highs import HighsAdapter
+from aidopt.solvers.program import MatrixProgram
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 needs_gurobi = pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy is not installed")
@@ -431,7 +431,7 @@ def test_options_and_flags_are_declared_once():
     """The constructor, the summary and the command line come from the declared options."""
     import argparse
 
-    from aidopt.options import add_to_parser
+    from aidopt.common.options import add_to_parser
 
     model = S3VMModel()
     assert (model.M_l, model.M_u, model.balance, model.cert_tol) == (5.0, 1.0, "constraint", 1e-6)

@@ -12,11 +12,11 @@ import pytest
 import scipy.sparse as sp
 
 from aidopt.exceptions import InvalidParameterError
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.outer_approximation import solve_convex_qp
+from aidopt.solvers.program import MatrixProgram
 from aidopt.solvers.s3vm_branch_and_bound import S3VMBranchAndBound
-from aidopt.structures import SemiSupervisedSVM
+from aidopt.solvers.structures import SemiSupervisedSVM
 
 
 def random_structure(seed, n_l=5, n_u=8, m=3, bias=None, scale=1.0):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveStatus
 from aidopt.solvers.highs import HighsAdapter
+from aidopt.solvers.program import MatrixProgram
 from aidopt.solvers.scaling import ScaledProgram, equilibrate
 
 INF = np.inf

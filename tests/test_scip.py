@@ -15,8 +15,8 @@ pytest.importorskip("pyscipopt")
 from test_outer_approximation import assert_brute_force_optimum, enumerate_integers, random_miqp
 
 from aidopt.exceptions import SolverCapabilityError, SolverError
-from aidopt.program import MatrixProgram
 from aidopt.solvers.base import SolveStatus
+from aidopt.solvers.program import MatrixProgram
 from aidopt.solvers.scip import ScipAdapter
 
 ACCURATE = ScipAdapter().accurate_options(1e-9)

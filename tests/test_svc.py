@@ -16,12 +16,12 @@ from sklearn.datasets import make_blobs, make_moons
 from sklearn.metrics import adjusted_rand_score, davies_bouldin_score, rand_score
 from sklearn.svm import OneClassSVM
 
+from aidopt.core.driver import solve
 from aidopt.data.containers import FeatureData
-from aidopt.driver import solve
 from aidopt.exceptions import AidoptError, DataError, InvalidParameterError
-from aidopt.kernels import Kernel
 from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.models.svdd import SVDDModel, best_radius
+from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.box_qp import box_qp
 from aidopt.svc.bsgd import bsgd_lmoc, lmoc_objective, projection_coefficients
 from aidopt.svc.estimator import SupportVectorClustering
@@ -608,8 +608,8 @@ def test_coarse_to_fine_segment_test_equals_testing_every_point(m, monkeypatch):
     """The segment test evaluated middle first, on the pairs still inside, decides every pair as
     f ≥ 0 at all m points does — for segments that leave the domain and come back, endpoints
     outside it, and a block boundary inside the rounds."""
+    from aidopt.numerics.kernel_expansion import Domain
     from aidopt.svc import labelling
-    from aidopt.svc.domain import Domain
 
     rng = np.random.default_rng(m)
     bumps = rng.uniform(-3, 3, (12, 2))  # f: a sum of RBF bumps minus an offset: many pieces

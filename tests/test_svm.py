@@ -13,15 +13,15 @@ from sklearn.svm import SVC
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
+from aidopt.core.partition import Partition
+from aidopt.core.registry import get_solver
+from aidopt.core.registry import model as registered_model
+from aidopt.core.routes import solve_aggregated
 from aidopt.data.svm import GENERATOR, make_svm
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
 from aidopt.models.svm import SVMData, SVMModel, optimal_intercept
 from aidopt.models.svm_kernel import KernelSVMModel
-from aidopt.partition import Partition
-from aidopt.registry import model as registered_model
-from aidopt.routes import solve_aggregated
-from aidopt.solvers import get_solver
-from aidopt.structures import WeightedSVM, feasible_dual
+from aidopt.solvers.structures import WeightedSVM, feasible_dual
 
 HAS_GUROBI = importlib.util.find_spec("gurobipy") is not None
 M = 0.1

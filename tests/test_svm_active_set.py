@@ -13,12 +13,13 @@ import scipy.sparse as sp
 from sklearn.svm import SVC
 
 from aidopt import AIDSolver, AIDStatus
+from aidopt.core.registry import get_solver
 from aidopt.data.svm import make_svm
 from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
 from aidopt.models.svm import SVMData, SVMModel
-from aidopt.solvers import SolveStatus, get_solver
+from aidopt.solvers import SolveStatus
+from aidopt.solvers.structures import WeightedSVM, feasible_dual
 from aidopt.solvers.svm_active_set import svm_active_set
-from aidopt.structures import WeightedSVM, feasible_dual
 
 
 def primal(X, y, u, w, b):

@@ -6,13 +6,13 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import SVC
 
 from aidopt import AIDSolver, AIDStatus
+from aidopt.core.partition import Partition
+from aidopt.core.routes import solve_aggregated
 from aidopt.data.svm import make_svm
 from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
 from aidopt.models.svm import SVMData, SVMModel
 from aidopt.models.svm_kernel import KernelSVMModel, centroid_gram_sums
-from aidopt.partition import Partition
-from aidopt.routes import solve_aggregated
-from aidopt.structures import WeightedSVM
+from aidopt.solvers.structures import WeightedSVM
 
 M = 0.1
 

@@ -4,11 +4,11 @@ import numpy as np
 import threadpoolctl
 
 import aidopt.solvers.frisch_newton as fn
+from aidopt.common.threads import blas_threads, single_thread_blas
+from aidopt.core.driver import AIDSolver, Hook
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import make_lad
-from aidopt.driver import AIDSolver, Hook
 from aidopt.models.lad import LADModel
-from aidopt.solvers.threads import blas_threads, single_thread_blas
 
 
 def _blas_counts() -> list[int]:

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
-from aidopt.kernels import Kernel
+from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.usmo import _pair_step, optimality_conditions, usmo
 
 LINEAR = Kernel("linear")

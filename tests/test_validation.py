@@ -6,15 +6,15 @@ import pytest
 import scipy.sparse as sp
 
 from aidopt.baselines.cuts3vm import CutS3VM
+from aidopt.common.validation import check_predict_input
 from aidopt.estimators import AIDLADRegressor
 from aidopt.exceptions import DataError
-from aidopt.kernels import Kernel
 from aidopt.models.lad import LADData
 from aidopt.models.pu import PUData, PUModel, PUSolution
 from aidopt.models.s3vm import S3VMData, S3VMSolution
 from aidopt.models.svm import SVMData, SVMSolution
 from aidopt.models.svm_kernel import KernelSVMSolution
-from aidopt.validation import check_predict_input
+from aidopt.numerics.kernels import Kernel
 
 X = np.arange(12.0).reshape(4, 3)
 DATA = [

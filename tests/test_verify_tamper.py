@@ -22,9 +22,9 @@ import pytest
 
 from aidopt import AIDSolver
 from aidopt.cli import main
+from aidopt.core.registry import model as registered
 from aidopt.data.lad import make_lad
 from aidopt.data.svm import make_svm
-from aidopt.registry import model as registered
 from aidopt.verify import verify_result
 
 INSTANCES = Path(__file__).resolve().parents[1] / "instances"

@@ -41,12 +41,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.baselines.cutting_plane import Cuts, build_master, master_from_pyomo, solve_master
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.validation import check_int, check_predict_input, check_real
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.data.io import Table
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError, SolverError
-from aidopt.kernels import Kernel, check_kernel_options
-from aidopt.lazy import sparse as sp
-from aidopt.validation import check_int, check_predict_input, check_real
+from aidopt.numerics.kernels import Kernel, check_kernel_options
 
 __all__ = [
     "METHOD",
@@ -237,8 +237,9 @@ class CutS3VM:
     Algorithms 1 and 2. ``C_l``, ``C_u`` loss weights (scaled by 1/n); ``r`` the positive
     fraction of the unlabeled points (None: the labeled one); ``eps`` the cutting-plane
     tolerance ε; ``alpha`` the CCCP relative tolerance; ``max_iter`` / ``max_cccp`` caps on
-    rounds and on CCCP steps per round; ``kernel`` None (linear) or an :class:`aidopt.kernels.
-    Kernel` (empirical feature map); ``master_solver`` "active-set" (the dual (19) by
+    rounds and on CCCP steps per round; ``kernel`` None (linear) or an
+    :class:`aidopt.numerics.kernels. Kernel` (empirical feature map); ``master_solver`` "active-set"
+    (the dual (19) by
     :func:`aidopt.solvers.active_set.capped_simplex_qp`, default) or a solver for the Pyomo
     primal (17) ("highs", "gurobi", any Pyomo name).
     """
@@ -288,8 +289,8 @@ class CutS3VM:
         check_int(self.random_state, "random_state", owner, low=0, allow_none=True)
         if self.kernel is not None and not isinstance(self.kernel, Kernel):
             raise InvalidParameterError(
-                f"The 'kernel' parameter of {owner} must be an instance of aidopt.kernels.Kernel "
-                f"or None. Got {self.kernel!r} instead."
+                f"The 'kernel' parameter of {owner} must be an instance of "
+                f"aidopt.numerics.kernels.Kernel or None. Got {self.kernel!r} instead."
             )
         if not isinstance(self.master_solver, str) or not self.master_solver:
             raise InvalidParameterError(
@@ -443,7 +444,7 @@ class CutS3VM:
         if self.master_solver == "active-set":
             solution = solve_master(cuts, b, start=lam)
             return solution.w, solution.lam
-        from aidopt.registry import get_solver
+        from aidopt.core.registry import get_solver
         from aidopt.solvers.base import SolveStatus
         from aidopt.solvers.pyomo import PyomoAdapter
 

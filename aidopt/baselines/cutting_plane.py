@@ -41,14 +41,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
+from aidopt.common.validation import check_int, check_matrix, check_real, check_vector
 from aidopt.exceptions import DataError, SolverError
 from aidopt.solvers.active_set import capped_simplex_qp
-from aidopt.validation import check_int, check_matrix, check_real, check_vector
 
 __all__ = [
     "Cuts",

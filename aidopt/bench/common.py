@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from aidopt.common.options import Option
 from aidopt.exceptions import AidoptError, InvalidParameterError
-from aidopt.options import Option
 
 __all__ = [
     "BenchOptionError",

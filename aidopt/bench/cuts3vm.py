@@ -40,7 +40,7 @@ from aidopt.bench.common import (
     write_outputs,
 )
 from aidopt.bench.s3vm import PAPER_TABLE6, PAPER_TABLE8, table8_balance
-from aidopt.lazy import issparse
+from aidopt.common.lazy import issparse
 
 SMALL_SETS = ("digit1", "usps", "coil2", "bci", "g241c", "g241d", "text")
 C_L_GRID = (1e3, 1e4, 1e5)

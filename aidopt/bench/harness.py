@@ -6,7 +6,7 @@ seed)``), stores it once in a temporary folder, and runs every method on it in a
 (:func:`aidopt.bench.common.run_isolated` with :func:`run_job`): a hard time limit (the
 method's limit plus the spec's grace, after which the process is killed: status ``timeout``) and
 the peak resident memory of that process. AID and the full problem run through
-:class:`~aidopt.driver.AIDSolver`; a baseline returns a solution of the model's type, which the
+:class:`~aidopt.core.driver.AIDSolver`; a baseline returns a solution of the model's type, which the
 model evaluates, so that every method is compared on the same objective E.
 
 Outputs in ``--out`` (``<model>`` is the model's name; ``--append`` adds the new runs to those
@@ -57,7 +57,7 @@ from aidopt.bench.common import (
     write_outputs,
 )
 from aidopt.bench.spec import BenchSpec, Method, Outcome, Workload
-from aidopt.options import Option, add_to_parser, from_args, parse_seed
+from aidopt.common.options import Option, add_to_parser, from_args, parse_seed
 
 __all__ = [
     "Bench",
@@ -117,7 +117,7 @@ def find(name: str, registered: dict[str, Any] | None = None) -> Bench:
     from aidopt.bench import MODULES
 
     if registered is None:
-        from aidopt.registry import models
+        from aidopt.core.registry import models
 
         entry = models().get(name)
         cls = entry.load() if entry is not None else None
@@ -362,7 +362,7 @@ def run_spec(spec: BenchSpec, name: str, args: argparse.Namespace, model: Any = 
     """Run the spec's workloads × methods for model ``name`` (``model``: its class, default
     the registry's) and write the tables; every option is checked before the first run."""
     if model is None:
-        from aidopt.registry import model as registered
+        from aidopt.core.registry import model as registered
 
         model = registered(name)
     plan = _plan(spec, model, args)
@@ -584,7 +584,7 @@ def run_job(job: str, data: str) -> dict[str, Any]:
 
 
 def _run_aid(model, method: Method, data, limit, aid_options) -> tuple[dict[str, Any], Any]:
-    from aidopt.driver import AIDSolver
+    from aidopt.core.driver import AIDSolver
     from aidopt.exceptions import AidoptError, SolverLicenseError, TimeLimitError
 
     options = {**aid_options, **method.options}

@@ -15,9 +15,9 @@ from __future__ import annotations
 from aidopt.bench import libraries
 from aidopt.bench.common import generator_option
 from aidopt.bench.spec import BenchSpec, Method, Workload
+from aidopt.common.options import Option
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import NOISES, make_lad
-from aidopt.options import Option
 
 
 def instance(

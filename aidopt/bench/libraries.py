@@ -168,7 +168,7 @@ def libsvm_svc(model: Any, data: Any, time_limit: float | None) -> Outcome:
         fit = SVC(kernel="linear", C=model.M).fit(data.X, data.y)
         solution = _svm_solution(model, fit.coef_[0], fit.intercept_[0])
     else:
-        from aidopt.certificate import DualPoint
+        from aidopt.core.certificate import DualPoint
 
         k = model.kernel_for(data.m)
         shape = {"gamma": k.gamma, "degree": k.degree, "coef0": k.coef0}
@@ -255,8 +255,8 @@ def _clarabel_status(status: str) -> str:
 def _s3vm_solution(model: Any, data: Any, w: np.ndarray, b: float) -> Any:
     """A hyperplane as the S3VM model's solution on singleton clusters (d = the sign of f on
     the unlabeled rows): what its evaluate takes."""
+    from aidopt.core.partition import Partition
     from aidopt.models.s3vm import S3VMSolution
-    from aidopt.partition import Partition
 
     w = np.asarray(w, dtype=np.float64).ravel()
     f = np.asarray(data.X @ w).ravel() + b

@@ -54,7 +54,7 @@ from aidopt.data.pu import (
     paper_split,
     uci_root,
 )
-from aidopt.kernels import Kernel
+from aidopt.numerics.kernels import Kernel
 
 
 # ---------------------------------------------------------------------- the scaling study
@@ -165,7 +165,7 @@ def fit(
     method: str, X, labeled, prior: float, lam: float, kernel: Kernel, time_limit: float
 ) -> dict[str, Any]:
     """One table fit: status, seconds, objective (5) and the training scores f."""
-    from aidopt.driver import AIDSolver
+    from aidopt.core.driver import AIDSolver
     from aidopt.exceptions import AidoptError, SolverLicenseError
     from aidopt.models.pu import PUModel
 

@@ -44,9 +44,9 @@ from aidopt.bench.common import (
     write_outputs,
 )
 from aidopt.bench.spec import BenchSpec, Method, Workload
+from aidopt.common.options import Option
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.data.svm import make_svm
-from aidopt.options import Option
 
 
 # ---------------------------------------------------------------------- generated (the spec)
@@ -209,7 +209,7 @@ def _supervised_svm(data_split, M_l: float) -> dict[str, Any]:
 
 
 def _run_aid(data_split, solver, config, max_iter, time_limit, M_l) -> list[dict[str, Any]]:
-    from aidopt.driver import AIDSolver, Hook
+    from aidopt.core.driver import AIDSolver, Hook
     from aidopt.exceptions import AidoptError
     from aidopt.models.s3vm import S3VMData, S3VMModel
 

@@ -88,7 +88,7 @@ def run_split(
 
 def _aid(model, data, solver: str, max_iter: int, time_limit: float) -> dict[str, Any]:
     """AID's hyperplane (None when it ended without one, e.g. refused by a licence)."""
-    from aidopt.driver import AIDSolver
+    from aidopt.core.driver import AIDSolver
     from aidopt.exceptions import AidoptError
 
     aid = AIDSolver(

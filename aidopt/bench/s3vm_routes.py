@@ -40,11 +40,11 @@ _COLUMNS = ["set", "clusters", "solver", "columns", "rows", "status", "seconds",
 
 def run_route(dataset: str, clusters: int, solver: str, time_limit: float) -> dict[str, Any]:
     """One route on one first aggregated problem (called in a fresh process)."""
+    from aidopt.core.registry import get_solver
     from aidopt.data.sslbook import load_split
     from aidopt.exceptions import AidoptError
     from aidopt.models.s3vm import S3VMData, S3VMModel
-    from aidopt.registry import get_solver
-    from aidopt.structures import SemiSupervisedSVM
+    from aidopt.solvers.structures import SemiSupervisedSVM
 
     s = load_split(dataset, 10, 0)
     data = S3VMData.from_arrays(s.X, s.masked_target())

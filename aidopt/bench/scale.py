@@ -137,10 +137,10 @@ def run_method(
     model_name: str = "lad",
 ) -> dict[str, Any]:
     """One method on one instance (called in a fresh process)."""
-    from aidopt import compiled
-    from aidopt.driver import AIDSolver
-    from aidopt.memory import keep_freed_memory
-    from aidopt.registry import model as registered
+    from aidopt.common.memory import keep_freed_memory
+    from aidopt.core.driver import AIDSolver
+    from aidopt.core.registry import model as registered
+    from aidopt.numerics import compiled
 
     model = registered(model_name)()
     out: dict[str, Any] = {"status": "ok"}
@@ -163,7 +163,7 @@ def run_method(
             out |= _passes(blocks) | {"xb_read_seconds": _read_and_xb(blocks)}
             client.cluster.close()
         return out | _result(result) | {"together_peak_mb": together.peak_mb}
-    keep_freed_memory()  # in memory, as the command line runs it (aidopt/memory.py)
+    keep_freed_memory()  # in memory, as the command line runs it (aidopt/common/memory.py)
     if method in ("numpy", "numpy-blocks"):
         compiled.preload_for_file(folder)  # as the command line: loaded while the rows are read
     data, out["read_seconds"] = _read(folder, model)

@@ -15,7 +15,7 @@ objective difference against the pair), and a plot. A model declares it in a few
 
 (the models of this package put theirs in ``aidopt/bench/<model>.py`` as ``SPEC``: benchmark
 specs live with the bench). Every method's solution is evaluated by the model
-(:meth:`~aidopt.contract.AggregatedModel.evaluate`), so AID, the full problem and a library
+(:meth:`~aidopt.core.contract.AggregatedModel.evaluate`), so AID, the full problem and a library
 baseline are compared on the same objective E.
 
 Anything truly specific (a paper's tables on its data sets) is a ``part``: a module with
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aidopt.bench.outcome import Outcome
-from aidopt.options import Option
+from aidopt.common.options import Option
 
 __all__ = ["BenchSpec", "Column", "Method", "Outcome", "Workload"]
 

@@ -324,8 +324,8 @@ def scaling_task(
     if method == "aid-nu":
         return out | aid_on_libsvm_problem(X, gamma, nu)
     if method == "aid-svdd":
+        from aidopt.core.driver import solve
         from aidopt.data.containers import FeatureData
-        from aidopt.driver import solve
         from aidopt.models.svdd import SVDDModel
 
         start = time.perf_counter()
@@ -359,11 +359,11 @@ def aid_on_libsvm_problem(X: np.ndarray, gamma: float, nu: float) -> dict[str, A
     domain Σα_i K(x_i, x) − ρ), then AID on the same problem: β = α/ρ solves the LM-OCSVM (1)
     with C = N/ρ (docs/svc.md). Times of both, AID's status, objective and bound, and J of
     libsvm's answer on (1) over AID's (AID's J is within its proven gap of J*)."""
+    from aidopt.core.driver import solve
     from aidopt.data.containers import FeatureData
-    from aidopt.driver import solve
     from aidopt.models.ocsvm_kernel import KernelOneClassModel
+    from aidopt.numerics.kernel_expansion import Domain
     from aidopt.svc.bsgd import lmoc_objective
-    from aidopt.svc.domain import Domain
     from aidopt.svc.fit import fit_domain
 
     n = X.shape[0]

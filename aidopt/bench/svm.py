@@ -28,9 +28,9 @@ from typing import Any
 from aidopt.bench import libraries
 from aidopt.bench.common import generator_option, sklearn_classification
 from aidopt.bench.spec import BenchSpec, Column, Method, Workload
+from aidopt.common.options import Option
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import make_svm
-from aidopt.options import Option
 
 
 def instance(

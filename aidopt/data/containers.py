@@ -25,16 +25,16 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.data.io import Table, feature_matrix, is_numeric, missing, target_column
-from aidopt.exceptions import DataError
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
-from aidopt.validation import (
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.validation import (
     check_feature_names,
     check_matrix,
     check_row_weights,
     check_vector,
 )
+from aidopt.data.io import Table, feature_matrix, is_numeric, missing, target_column
+from aidopt.exceptions import DataError
 
 __all__ = [
     "BinaryData",
@@ -53,7 +53,8 @@ class _Rows:
     @cached_property
     def weighted_X(self) -> Any:
         """Rows w_i x_i (X itself when the container has no row weights); one object per
-        container, so that :meth:`aidopt.partition.Partition.sums` re-sums only split clusters."""
+        container, so that :meth:`aidopt.core.partition.Partition.sums` re-sums only split
+        clusters."""
         w = getattr(self, "weight", None)
         if w is None:
             return self.X

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aidopt.options import Option
+from aidopt.common.options import Option
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import DataError
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
 
 __all__ = ["SETS", "SSLSplit", "labeled_sizes", "load_split", "n_splits"]
 

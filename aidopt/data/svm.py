@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.common.options import Option
+from aidopt.common.validation import check_int, check_real
 from aidopt.data.generate import Generator
-from aidopt.options import Option
-from aidopt.validation import check_int, check_real
 
 if TYPE_CHECKING:
     import pandas as pd

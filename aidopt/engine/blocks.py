@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.deadline import check
+from aidopt.common.deadline import check
 
 __all__ = ["Blocks", "Kernel", "MemoryBlocks"]
 
@@ -162,7 +162,7 @@ class MemoryBlocks(Blocks):
     """Blocks of ``chunk_rows`` rows of an in-memory data object (the last one shorter)."""
 
     def __init__(self, data: Any, chunk_rows: int) -> None:
-        self.rows_in_memory = data  # what aidopt.compiled.dense_entries looks at
+        self.rows_in_memory = data  # what aidopt.numerics.compiled.dense_entries looks at
         self._blocks = row_blocks(data, chunk_rows)
         self.sizes = np.array([b.n for b in self._blocks], dtype=np.int64)
         self.offsets = np.cumsum(self.sizes) - self.sizes

@@ -1,7 +1,7 @@
 """AID on rows in blocks: the generic driver, unchanged, on a model's chunked data pass.
 
 A model whose per-entry work is a sum over rows declares it per block of rows — the *chunked
-data pass* of the contract (:mod:`aidopt.contract`):
+data pass* of the contract (:mod:`aidopt.core.contract`):
 
 =========================================  ==================================================
 ``initial_sample_size(whole)``             rows of the sample that places C^0
@@ -31,10 +31,11 @@ regulariser) comes with the block at offset 0.
 
 :func:`on_blocks` turns a model into one whose four data components (``initial_partition``,
 ``aggregate``, ``evaluate``, ``lower_bound``) run those hooks on a :class:`~aidopt.engine.blocks.
-Blocks` — in memory (numpy) or on Dask — and hands it to the same :class:`~aidopt.driver.AIDSolver`.
-The solves, the routes and the stopping rules are the driver's; only centroids, weights and
-per-cluster tables cross from the blocks to the driver. The certificate is the model's, summed
-block by block with every rounding allowance (``terms.total``), on all rows.
+Blocks` — in memory (numpy) or on Dask — and hands it to the same
+:class:`~aidopt.core.driver.AIDSolver`. The solves, the routes and the stopping rules are the
+driver's; only centroids, weights and per-cluster tables cross from the blocks to the driver. The
+certificate is the model's, summed block by block with every rounding allowance (``terms.total``),
+on all rows.
 
 Kernel models stay in memory: their aggregated problem and certificate need the Gram matrix of
 the data (or of the support vectors with every row), which is not a sum of per-block vectors of
@@ -50,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.certificate import EPS
-from aidopt.contract import AggregatedModel, Evaluation
+from aidopt.core.contract import AggregatedModel, Evaluation
 from aidopt.engine.blocks import Blocks
 from aidopt.engine.partition import BlockPartition, StateRef, small_ints
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.numerics.rounding import EPS
 
 __all__ = ["CHUNKED_HOOKS", "on_blocks", "runs_on_blocks", "supports_blocks"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.deadline import TimeLimitReached, check, remaining
+from aidopt.common.deadline import TimeLimitReached, check, remaining
 from aidopt.engine.blocks import (
     Blocks,
     block_of_rows,
@@ -147,7 +147,7 @@ def _state(out, j):
 
 def _wait_within_deadline(futures: list[Any], client: Any) -> None:
     """Wait for a pass until the run's deadline: past it, the pass is cancelled and
-    :class:`~aidopt.deadline.TimeLimitReached` raised (the run's time limit holds within a
+    :class:`~aidopt.common.deadline.TimeLimitReached` raised (the run's time limit holds within a
     pass, not only between them)."""
     from dask.distributed import wait
 

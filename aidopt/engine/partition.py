@@ -1,6 +1,6 @@
 """Clusters whose labels live beside the blocks: :class:`BlockPartition`.
 
-The same clusters and the same declustering as :class:`aidopt.partition.Partition` — a cluster
+The same clusters and the same declustering as :class:`aidopt.core.partition.Partition` — a cluster
 is pure when its entries share one regime; an impure C_k becomes its non-empty parts
 {i ∈ C_k : finer_i = g} (``finer`` = ``regime`` when the model gives none), numbered as
 ``Partition.split`` numbers them: pure clusters first, in order, then the parts by (parent,
@@ -15,7 +15,7 @@ slot, and only per-cluster tables (K rows) cross between blocks and the driver:
 
 None reads the data. Cluster sums are one data pass (:meth:`BlockPartition.cluster_sums`); on
 blocks in memory a partition made by a split takes its kept clusters' sums from its parent's and
-re-sums only the rows of the split clusters, as :meth:`aidopt.partition.Partition.sums` does.
+re-sums only the rows of the split clusters, as :meth:`aidopt.core.partition.Partition.sums` does.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt import compiled
+from aidopt.core.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
 from aidopt.engine.blocks import Blocks
-from aidopt.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
+from aidopt.numerics import compiled
 
 __all__ = ["BlockPartition", "StateRef"]
 
@@ -187,7 +187,7 @@ def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
 
 def _summed(parts, labels, n_clusters, rows=None):
     """(the clusters present, their sums of ``parts``): a vector by ``bincount``, a matrix by
-    :func:`aidopt.partition.label_sums` (the list is never copied into one matrix; with the
+    :func:`aidopt.core.partition.label_sums` (the list is never copied into one matrix; with the
     compiled loops the first vector is summed in the first matrix's read), the row counts from
     the renumbering (labels below ``n_clusters`` when given). With ``rows`` (the compiled
     loops), over those rows of the parts only (``labels``: theirs), read where they lie."""
@@ -311,7 +311,7 @@ class BlockPartition(ClusterCounts):
         return total
 
     def split(self, regime: StateRef, finer: StateRef | None = None) -> tuple[BlockPartition, int]:
-        """As :meth:`aidopt.partition.Partition.split`, on the regimes kept beside the blocks.
+        """As :meth:`aidopt.core.partition.Partition.split`, on the regimes kept beside the blocks.
         A split that makes children reads the regimes for the last time: their slots are freed
         (at 10^8 rows they are most of the workers' memory)."""
         reads = (self.slot, regime.slot, finer.slot if finer is not None else regime.slot)

@@ -1,7 +1,7 @@
 """The solver-adapter contract (after CVXPY's ``Solver``) and the shared status vocabulary.
 
-An adapter solves either a :class:`~aidopt.program.MatrixProgram` (the direct path) or a Pyomo
-model (the algebraic path). Capabilities are class attributes checked *before* any solve;
+An adapter solves either a :class:`~aidopt.solvers.program.MatrixProgram` (the direct path) or a
+Pyomo model (the algebraic path). Capabilities are class attributes checked *before* any solve;
 availability is checked lazily with ``importlib.util.find_spec`` and the solver module is only
 imported inside ``solve``. Infeasible/unbounded/limits are statuses, not exceptions; a native
 failure is a :class:`~aidopt.exceptions.SolverError`, a licence refusal a
@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.exceptions import SolverCapabilityError, SolverUnavailableError
-from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 
 __all__ = ["SolveResult", "SolveStatus", "SolverAdapter", "check_options"]
 
@@ -73,7 +73,7 @@ class SolverAdapter:
 
     A solver handles problem classes (``SUPPORTS``: LP, QP, MILP, MIQP) through a matrix program
     (``SUPPORTS_MATRIX``) and/or a Pyomo model (``SUPPORTS_PYOMO``), and/or problem structures
-    (``STRUCTURES``, :mod:`aidopt.structures`) that it exploits. It knows no model.
+    (``STRUCTURES``, :mod:`aidopt.solvers.structures`) that it exploits. It knows no model.
     """
 
     NAME: ClassVar[str] = ""
@@ -83,7 +83,7 @@ class SolverAdapter:
     SUPPORTS_MATRIX: ClassVar[bool] = False
     SUPPORTS_PYOMO: ClassVar[bool] = False
     STRUCTURES: ClassVar[frozenset[type]] = frozenset()
-    #: traits of a structure instance it cannot take (:data:`aidopt.structures.GRAM`, ...)
+    #: traits of a structure instance it cannot take (:data:`aidopt.solvers.structures.GRAM`, ...)
     REFUSED_TRAITS: ClassVar[frozenset[str]] = frozenset()
     INSTALL_HINT: ClassVar[str] = ""
 

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
-from aidopt.structures import BoxQP
+from aidopt.solvers.structures import BoxQP
 
 __all__ = ["BoxQPResult", "BoxQPSolver", "box_qp"]
 

@@ -3,8 +3,9 @@
 The pip wheel's Community Edition solves problems of at most 1,000 variables and 1,000
 constraints; above, CPLEX refuses at the start of the solve (error 1016) and the adapter raises
 :class:`~aidopt.exceptions.SolverLicenseError` naming the limit, which AID reports as
-``solver_limit``. CPLEX's objective form is the same as :class:`~aidopt.program.MatrixProgram`'s,
-½xᵀQx + cᵀx. Options are CPLEX parameter paths, e.g. ``{"mip.tolerances.mipgap": 1e-9}``.
+``solver_limit``. CPLEX's objective form is the same as
+:class:`~aidopt.solvers.program.MatrixProgram`'s, ½xᵀQx + cᵀx. Options are CPLEX parameter paths,
+e.g. ``{"mip.tolerances.mipgap": 1e-9}``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import SolverError, SolverLicenseError
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.pyomo_compile import solve_compiled
 from aidopt.solvers.scaling import solve_equilibrated_if_continuous
 

@@ -56,11 +56,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from aidopt.common.threads import blas_threads, single_thread_blas
+from aidopt.common.validation import check_real
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.threads import blas_threads, single_thread_blas
-from aidopt.structures import QuantileFit, WeightedQuantileRegression
-from aidopt.validation import check_real
+from aidopt.solvers.structures import QuantileFit, WeightedQuantileRegression
 
 __all__ = ["FNResult", "FrischNewtonSolver", "frisch_newton"]
 

@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.native import silenced_stdout
 from aidopt.exceptions import SolverError, SolverLicenseError
-from aidopt.lazy import sparse as sp
-from aidopt.native import silenced_stdout
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.pyomo_compile import solve_compiled
 from aidopt.solvers.scaling import solve_equilibrated_if_continuous
 

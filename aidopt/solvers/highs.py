@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from aidopt.lazy import sparse as sp
-from aidopt.native import silenced_stdout
-from aidopt.program import MatrixProgram, ProblemClass
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.native import silenced_stdout
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.kkt import kkt_error
 from aidopt.solvers.polish import polish_qp
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.pyomo_compile import solve_compiled
 from aidopt.solvers.scaling import equilibrate
 

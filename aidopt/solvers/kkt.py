@@ -10,7 +10,7 @@ and a multiplier on an infinite bound must be 0. :func:`kkt_error` returns the r
 complementarity gap and the relative infeasibility; an adapter refuses an "optimal" answer whose
 errors are far above its tolerances (measured: HiGHS 1.16 returned equilibrated S3VM QPs as
 "optimal" 1–120 % above their optimum). This is a sanity check of the solver, not a proof; the
-proof is the model's certificate on the original data (:mod:`aidopt.certificate`).
+proof is the model's certificate on the original data (:mod:`aidopt.core.certificate`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram
+from aidopt.common.lazy import sparse as sp
+from aidopt.solvers.program import MatrixProgram
 
 __all__ = ["kkt_error"]
 

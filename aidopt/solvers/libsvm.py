@@ -11,7 +11,7 @@ stated (its ``tol`` is on a KKT gradient); ``refine`` asks for a 100 times small
 so an automatic iteration limit grows tenfold (up to 10⁷) while it is hit.
 
 Neither library can be interrupted: under a time limit (or the run's deadline) the fit runs in a
-forked child process killed at the limit (:func:`aidopt.deadline.call_with_timeout`), which
+forked child process killed at the limit (:func:`aidopt.common.deadline.call_with_timeout`), which
 gives status ``time_limit``.
 """
 
@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from aidopt.deadline import TimeLimitReached, budget, call_with_timeout
+from aidopt.common.deadline import TimeLimitReached, budget, call_with_timeout
 from aidopt.exceptions import SolverCapabilityError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
-from aidopt.structures import (
+from aidopt.solvers.structures import (
     GRAM,
     NO_INTERCEPT,
     KernelOneClass,
@@ -146,7 +146,7 @@ def _stopped(start: float, exc: TimeLimitReached) -> SolveResult:
 
 def _one_class(problem: KernelOneClass, time_limit, verbose, options):
     """libsvm's one-class ν-SVM (scikit-learn's ``OneClassSVM``) on the rows, its α mapped to
-    SVDD's β = α/(ν Σw) (:class:`aidopt.structures.KernelOneClass`)."""
+    SVDD's β = α/(ν Σw) (:class:`aidopt.solvers.structures.KernelOneClass`)."""
     from sklearn.svm import OneClassSVM
 
     kwargs = {"tol": 1e-3, **check_options(options, _LIBSVM_OPTIONS, "libsvm")}

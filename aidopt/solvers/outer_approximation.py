@@ -38,12 +38,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.deadline import budget
+from aidopt.common.deadline import budget
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import SolverCapabilityError, SolverError
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 
 __all__ = ["HighsOuterApproximation", "OAOptions", "separable_factor", "solve_convex_qp"]
 
@@ -133,7 +133,7 @@ def solve_convex_qp(
     the objective avoids it. A failure is returned as status ``error``, never raised.
 
     It never hangs: HiGHS gets the smaller of ``time_limit`` and the time left before the run's
-    deadline (:mod:`aidopt.deadline`), and a QP iteration cap (``qp_iteration_limit``, unless
+    deadline (:mod:`aidopt.common.deadline`), and a QP iteration cap (``qp_iteration_limit``, unless
     ``options`` sets one) of max(10⁴, 100·(cols + rows)) — far above what a solved QP needs, so
     reaching it means the active-set method cycles (status ``iteration_limit``). A stall, a solve
     error or "unbounded" is retried with the objective scaled by 2^-10 and 2^10 (exact) within

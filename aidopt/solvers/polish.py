@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram
+from aidopt.common.lazy import sparse as sp
+from aidopt.solvers.program import MatrixProgram
 
 __all__ = ["polish_qp"]
 

@@ -11,8 +11,8 @@ import time
 from typing import Any, ClassVar
 
 from aidopt.exceptions import SolverError, SolverUnavailableError
-from aidopt.program import ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.program import ProblemClass
 
 __all__ = ["PyomoAdapter"]
 

@@ -1,4 +1,5 @@
-"""A Pyomo model as a :class:`~aidopt.program.MatrixProgram`, and its answer back into the model.
+"""A Pyomo model as a :class:`~aidopt.solvers.program.MatrixProgram`, and its answer back into the
+model.
 
 :func:`compile_model` turns the active part of a ``ConcreteModel`` into
 
@@ -31,9 +32,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import SolverCapabilityError
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram
+from aidopt.solvers.program import MatrixProgram
 
 __all__ = ["CompiledModel", "compile_model", "solve_compiled"]
 

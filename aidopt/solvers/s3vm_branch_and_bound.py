@@ -1,5 +1,5 @@
-"""Branch and bound for the S3VM problem (:class:`~aidopt.structures.SemiSupervisedSVM`): exact,
-open source, no size limit, no big-M.
+"""Branch and bound for the S3VM problem (:class:`~aidopt.solvers.structures.SemiSupervisedSVM`):
+exact, open source, no size limit, no big-M.
 
 A node fixes the labels d_k of some unlabeled rows. Its relaxation drops the loss of the others
 (it is ≥ 0): the convex weighted SVM
@@ -35,10 +35,10 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.deadline import budget
+from aidopt.common.deadline import budget
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.box_qp import box_qp
-from aidopt.structures import S3VMFit, SemiSupervisedSVM
+from aidopt.solvers.structures import S3VMFit, SemiSupervisedSVM
 
 __all__ = ["S3VMBranchAndBound", "branch_and_bound"]
 

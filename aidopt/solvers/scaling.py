@@ -1,4 +1,4 @@
-"""Exact equilibration of a :class:`~aidopt.program.MatrixProgram`.
+"""Exact equilibration of a :class:`~aidopt.solvers.program.MatrixProgram`.
 
 Solvers test feasibility and optimality with absolute tolerances (HiGHS: 1e-7), so a program
 whose data sit at 1e-9 or 1e9 can come back "optimal" and wrong. :func:`equilibrate` gives an
@@ -41,9 +41,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.sparse.linalg import LinearOperator, cg
 
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram
-from aidopt.solvers.threads import single_thread_blas
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.threads import single_thread_blas
+from aidopt.solvers.program import MatrixProgram
 
 if TYPE_CHECKING:
     from aidopt.solvers.base import SolveResult

@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import SolverError
-from aidopt.lazy import sparse as sp
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.pyomo_compile import solve_compiled
 
 __all__ = ["ScipAdapter"]

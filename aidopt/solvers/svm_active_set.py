@@ -53,12 +53,12 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.deadline import budget
-from aidopt.lazy import issparse
+from aidopt.common.deadline import budget
+from aidopt.common.lazy import issparse
+from aidopt.common.threads import single_thread_blas
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.libsvm import check_linear_kernel
-from aidopt.solvers.threads import single_thread_blas
-from aidopt.structures import (
+from aidopt.solvers.structures import (
     GRAM,
     SVMFit,
     WeightedSVM,
@@ -472,7 +472,7 @@ def svm_active_set(
 
     Each row is in E, U or L; the sides U/L change only when a line search crosses a kink or a
     row leaves E (to the side its multiplier asks for), never by the sign of a rounded r_k."""
-    with single_thread_blas():  # many small products (aidopt/solvers/threads.py)
+    with single_thread_blas():  # many small products (aidopt/common/threads.py)
         return _solve(
             _Rows(X, np.asarray(y, float), np.asarray(upper, float), intercept),
             start,

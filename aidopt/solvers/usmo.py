@@ -57,14 +57,14 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.threads import single_thread_blas
+from aidopt.common.validation import check_real
 from aidopt.exceptions import ConvergenceWarning, DataError, InvalidParameterError
-from aidopt.kernels import Kernel, squared_norms
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.numerics.kernels import Kernel, squared_norms
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
-from aidopt.solvers.threads import single_thread_blas
-from aidopt.structures import PULearning
-from aidopt.validation import check_real
+from aidopt.solvers.structures import PULearning
 
 __all__ = [
     "USMOResult",
@@ -248,8 +248,8 @@ def usmo(
     tol = check_real(tol, "tol", "usmo", low=0.0, high=math.inf)
     if not (isinstance(kernel, Kernel) or (isinstance(kernel, str) and kernel == "precomputed")):
         raise InvalidParameterError(
-            "The 'kernel' parameter of usmo must be an instance of 'aidopt.kernels.Kernel' or "
-            f"the str 'precomputed'. Got {kernel!r} instead."
+            "The 'kernel' parameter of usmo must be an instance of "
+            f"'aidopt.numerics.kernels.Kernel' or the str 'precomputed'. Got {kernel!r} instead."
         )
     if max_iter is not None and not (
         isinstance(max_iter, Integral) and not isinstance(max_iter, bool) and max_iter >= 0

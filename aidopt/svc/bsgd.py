@@ -32,8 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.exceptions import InvalidParameterError
-from aidopt.kernels import Kernel, kernel_times
-from aidopt.svc.domain import Domain
+from aidopt.numerics.kernel_expansion import Domain
+from aidopt.numerics.kernels import Kernel, kernel_times
 
 __all__ = ["BSGDResult", "bsgd_lmoc", "lmoc_objective"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.options import add_to_parser, from_args
+from aidopt.common.options import add_to_parser, from_args
 
 __all__ = ["add_arguments", "run"]
 

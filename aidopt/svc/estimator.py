@@ -15,11 +15,11 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from aidopt.options import keyword_init, validate
+from aidopt.common.options import keyword_init, validate
+from aidopt.common.validation import check_predict_input
 from aidopt.svc.fit import fit_domain
 from aidopt.svc.labelling import complete_graph_labels, label_by_equilibria
 from aidopt.svc.options import CLUSTER_OPTIONS
-from aidopt.validation import check_predict_input
 
 __all__ = ["SupportVectorClustering"]
 

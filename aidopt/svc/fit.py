@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.common.validation import check_row_weights
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.kernels import Kernel
+from aidopt.numerics.kernel_expansion import Domain
+from aidopt.numerics.kernels import Kernel
 from aidopt.svc.bsgd import Maintenance
-from aidopt.svc.domain import Domain
-from aidopt.validation import check_row_weights
 
 __all__ = ["METHODS", "DomainFit", "fit_domain"]
 
@@ -106,8 +106,8 @@ def fit_domain(
 
 
 def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) -> DomainFit:
+    from aidopt.core.driver import AIDSolver
     from aidopt.data.containers import FeatureData
-    from aidopt.driver import AIDSolver
     from aidopt.models.ocsvm_kernel import KernelOneClassModel
 
     model = KernelOneClassModel(C=C, kernel="rbf", gamma=gamma)
@@ -128,8 +128,8 @@ def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) 
 
 
 def _fit_svdd(X, C, gamma, solver, tol, time_limit, start, weight) -> DomainFit:
+    from aidopt.core.driver import AIDSolver
     from aidopt.data.containers import FeatureData
-    from aidopt.driver import AIDSolver
     from aidopt.models.svdd import SVDDModel
 
     model = SVDDModel(C=C, kernel="rbf", gamma=gamma)

@@ -32,9 +32,9 @@ from numpy.typing import NDArray
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial import cKDTree
 
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.lazy import sparse as sp
-from aidopt.svc.domain import Domain
+from aidopt.numerics.kernel_expansion import Domain
 
 __all__ = ["Labelling", "complete_graph_labels", "equilibria", "label_by_equilibria"]
 

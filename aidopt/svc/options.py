@@ -4,7 +4,7 @@ them (a light module: the command line's parser reads it without importing sciki
 
 from __future__ import annotations
 
-from aidopt.options import Option, parse_seed
+from aidopt.common.options import Option, parse_seed
 from aidopt.svc.fit import METHODS
 
 __all__ = ["CLUSTER_OPTIONS"]

@@ -32,10 +32,10 @@ from typing import Literal
 
 import numpy as np
 
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
+from aidopt.common.options import Option
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
-from aidopt.options import Option
 
 __all__ = [
     "KERNEL_USES",
@@ -275,7 +275,7 @@ def model_kernel(model: object, m: int) -> Kernel:
 def kernel_bound(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
     """max_i K(x_i, x_i) ≥ |K(x_i, x_j)| for rows of X (Cauchy–Schwarz in feature space),
     rounded up: the scale of the rounding allowances of a kernel model's certificate."""
-    from aidopt.certificate import EPS, max_row_norm
+    from aidopt.numerics.rounding import EPS, max_row_norm
 
     if kernel.kind == "rbf":
         return 1.0
@@ -302,7 +302,7 @@ def kernel_entry_error(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
       and x e^{−x} ≤ 1/e bounds the effect: (m/2 + 8)u.
     """
     m = X.shape[1]
-    from aidopt.certificate import EPS, max_row_norm
+    from aidopt.numerics.rounding import EPS, max_row_norm
 
     r2 = max_row_norm(X) ** 2
     if kernel.kind == "linear":
@@ -323,7 +323,7 @@ def quadratic_form_error(mass: float, n: int, kmax: float, entry: float) -> floa
     """Rounding bound of a computed quadratic form Σ_ij c_i c_j k̂(x_i, x_j) over up to n² terms
     (Σ|c_i| = ``mass``, |k| ≤ ``kmax``, each entry within ``entry`` of k — :func:`kernel_bound`,
     :func:`kernel_entry_error`): ((n + 4)u kmax + e_K) mass²."""
-    from aidopt.certificate import EPS
+    from aidopt.numerics.rounding import EPS
 
     return ((n + 4) * EPS * kmax + entry) * mass**2
 
@@ -331,7 +331,7 @@ def quadratic_form_error(mass: float, n: int, kmax: float, entry: float) -> floa
 def _expansion_error(gamma: float, m: int, norms: float) -> float:
     """Bound on |k̂ − k| of an rbf entry from the expansion, for ‖a‖² + ‖b‖² ≤ ``norms`` (at
     most 1: k̂ and k both lie in [0, 1])."""
-    from aidopt.certificate import EPS
+    from aidopt.numerics.rounding import EPS
 
     eta = gamma * (3 * m + 6) * EPS * norms * (1 + 2.0**-20)
     if eta >= 1.0:

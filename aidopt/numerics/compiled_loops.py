@@ -1,6 +1,6 @@
-"""The numba loops behind :mod:`aidopt.compiled` (imported only when the kernels load: numba is
-optional). Module-level functions, so that numba's disk cache serves them in every process (a
-loop that calls a helper held in a closure is compiled again in each)."""
+"""The numba loops behind :mod:`aidopt.numerics.compiled` (imported only when the kernels load:
+numba is optional). Module-level functions, so that numba's disk cache serves them in every process
+(a loop that calls a helper held in a closure is compiled again in each)."""
 
 import numba
 import numpy as np
@@ -81,7 +81,7 @@ def dual_scalars(sums, ui, yi):
 @numba.njit(inline="always", cache=True)
 def dual_rows4(a, y, labels, duals, i, products, scalars):
     # rows i … i + 3 into each dual d (u_i = duals[d, labels_i], each looked up once):
-    # products[d] += Σ u_i a_i, four rows per store (the order certificate.GAMMA_FOURS counts), and
+    # products[d] += Σ u_i a_i, four rows per store (the order rounding.GAMMA_FOURS counts), and
     # scalars[d] = Σ u y, Σ |fl(u y)|, Σ u, Σ |u|, max |u| in row order
     p = a.shape[1]
     for d in range(duals.shape[0]):

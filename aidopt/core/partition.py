@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt import compiled
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
+from aidopt.numerics import compiled
 
 __all__ = [
     "ROW_COUNT",
@@ -340,8 +340,8 @@ ROW_COUNT: Any = _RowCount()
 
 
 def label_sums(labels: NDArray[np.int64], a: NDArray[np.float64], k: int) -> NDArray[np.float64]:
-    """(k, m) sums Σ_{i: labels_i = c} a_i: the compiled loop of :mod:`aidopt.compiled` for a
-    large dense ``a`` (one read of ``a`` on every core), one ``bincount`` per column for a small
+    """(k, m) sums Σ_{i: labels_i = c} a_i: the compiled loop of :mod:`aidopt.numerics.compiled` for
+    a large dense ``a`` (one read of ``a`` on every core), one ``bincount`` per column for a small
     or narrow one (no SciPy import), else the sparse k × n indicator times ``a`` (one pass over
     the rows instead of m)."""
     kernels = None if a.size <= _BINCOUNT_ENTRIES else compiled.kernels_for(a)

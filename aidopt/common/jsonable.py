@@ -1,7 +1,7 @@
 """Plain JSON values from what results, parameters and solvers hold (one coercion for all).
 
 Strict JSON has no NaN or ±inf: they become None (``null``). numpy scalars and arrays become
-Python numbers and lists; an object with ``to_dict`` (a :class:`~aidopt.kernels.Kernel`, a
+Python numbers and lists; an object with ``to_dict`` (a :class:`~aidopt.numerics.kernels.Kernel`, a
 certificate) becomes its dict; anything else its ``repr``.
 """
 

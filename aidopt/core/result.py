@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from aidopt.certificate import Certificate
-from aidopt.jsonable import plain
-from aidopt.partition import Partition
+from aidopt.common.jsonable import plain
+from aidopt.core.certificate import Certificate
+from aidopt.core.partition import Partition
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,8 +3,8 @@
 Importing any part of SciPy ≥ 1.17 costs 0.25 s (its array-API layer clones NumPy's namespace,
 which loads ``numpy.testing``, ``numpy.f2py`` and ``numpy.ma``); ``scipy.linalg`` 0.45 s. A
 dense problem that never meets a sparse matrix should not pay that: the command line on a
-10-row file has 0.5 s in all (issue 18). ``from aidopt.lazy import sparse as sp`` gives a stand-in
-for ``scipy.sparse`` that imports it on the first attribute read; :func:`issparse` answers
+10-row file has 0.5 s in all (issue 18). ``from aidopt.common.lazy import sparse as sp`` gives a
+stand-in for ``scipy.sparse`` that imports it on the first attribute read; :func:`issparse` answers
 without importing SciPy, since no SciPy sparse object can exist before ``scipy.sparse`` has run.
 """
 

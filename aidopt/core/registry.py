@@ -1,7 +1,7 @@
 """One registry for everything a name on the command line can mean: models, methods, solvers.
 
 * **Models** (formulations solved by AID): every module of the package :mod:`aidopt.models`
-  that defines ``MODEL`` (an :class:`~aidopt.contract.AggregatedModel` subclass whose ``name``
+  that defines ``MODEL`` (an :class:`~aidopt.core.contract.AggregatedModel` subclass whose ``name``
   is the module's name: ``models/lad.py`` registers ``lad``), and every
   entry point of the group ``aidopt.models`` (``name = "package.module:Class"``) of any
   installed distribution. A new model is one file in ``models/`` — or one entry point in a

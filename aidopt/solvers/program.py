@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import sparse as sp
 
 __all__ = ["BASIS_BASIC", "BASIS_LOWER", "BASIS_UPPER", "MatrixProgram", "ProblemClass"]
 

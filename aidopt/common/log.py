@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aidopt.result import IterationRecord
+    from aidopt.core.result import IterationRecord
 
 __all__ = ["format_record", "iteration_header", "logger", "verbosity"]
 

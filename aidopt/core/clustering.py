@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.partition import label_sums
+from aidopt.core.partition import label_sums
 
 __all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
 
@@ -57,10 +57,10 @@ def kmeans_lloyd(
     convergence, the best of 3 seedings by within-cluster scatter). With ``seed_sample`` the
     seeds are drawn from that many random rows (k-means++ costs O(n·k·log k) distances: 3.9 s
     of a 42 s one-class run at 10^5 rows and 500 clusters). The run's deadline is checked
-    between steps (:func:`aidopt.deadline.check`), so a time limit holds."""
+    between steps (:func:`aidopt.common.deadline.check`), so a time limit holds."""
     from sklearn.cluster import kmeans_plusplus
 
-    from aidopt.deadline import check
+    from aidopt.common.deadline import check
 
     z = _prepared(features, k, standardize)
     best: tuple[float, NDArray[np.int64]] | None = None

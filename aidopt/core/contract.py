@@ -6,14 +6,15 @@ piecewise linear in a linear score, plugs into the generic AID driver by subclas
 solver:
 
 ================================  ===========================================================
-``options``                       its parameters, declared once (:class:`aidopt.options.Option`)
-``data_type``                     the data it takes (:mod:`aidopt.data.containers`)
-``initial_partition``             initial clusters C^0 (``default_rate``: r^0; ``default_n_init``)
-``aggregate``                     aggregated data: centroids and weights |C_k|
-``build``                         the aggregated problem, declared algebraically in Pyomo
-``extract``                       the solution read back from the solved Pyomo model
-``evaluate``                      original objective E^t (upper bound) and the per-entry regime
-``lower_bound``                   a bound L ≤ E* proven on the original data (the certificate)
+``options``                       its parameters, declared once
+(:class:`aidopt.common.options.Option`) ``data_type``                     the data it takes
+(:mod:`aidopt.data.containers`) ``initial_partition``             initial clusters C^0
+(``default_rate``: r^0; ``default_n_init``) ``aggregate``                     aggregated data:
+centroids and weights |C_k| ``build``                         the aggregated problem, declared
+algebraically in Pyomo ``extract``                       the solution read back from the solved
+Pyomo model ``evaluate``                      original objective E^t (upper bound) and the per-entry
+regime ``lower_bound``                   a bound L ≤ E* proven on the original data (the
+certificate)
 ================================  ===========================================================
 
 and, optionally, the same problem as a matrix program (``matrix_program`` /
@@ -26,7 +27,7 @@ Purity of a cluster = all its entries share one regime (the linear piece of the 
 driver splits impure clusters by regime. "Every cluster pure" is the paper's optimality
 condition, but the driver certifies optimality only with a lower bound that the model proves on
 the ORIGINAL data (weak duality at a dual point built from the solution, see
-:mod:`aidopt.certificate`), never with a solver's own objective or bound.
+:mod:`aidopt.core.certificate`), never with a solver's own objective or bound.
 
 A model never imports a solver, never logs and never mutates its inputs. The constructor is
 generated from ``options`` (arguments stored as given, checked by :meth:`check_params`), as are
@@ -45,13 +46,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.certificate import Bound, DualPoint
+from aidopt.common.jsonable import plain
+from aidopt.common.options import Option, from_args, validate
+from aidopt.core.certificate import Bound, DualPoint
+from aidopt.core.partition import Partition
 from aidopt.exceptions import DataError
-from aidopt.jsonable import plain
-from aidopt.options import Option, from_args, validate
-from aidopt.partition import Partition
-from aidopt.program import MatrixProgram, ProblemClass
 from aidopt.solvers.base import SolveResult
+from aidopt.solvers.program import MatrixProgram, ProblemClass
 
 if TYPE_CHECKING:
     from aidopt.data.io import Table
@@ -184,7 +185,7 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     #: some option values make the aggregated problem infeasible (S3VM's balance constraint);
     #: otherwise a solver that calls it infeasible has failed
     options_can_be_infeasible: ClassVar[bool] = False
-    #: traits of its structure instances (:data:`aidopt.structures.NO_INTERCEPT`, ...)
+    #: traits of its structure instances (:data:`aidopt.solvers.structures.NO_INTERCEPT`, ...)
     structure_traits: ClassVar[frozenset[str]] = frozenset()
     #: the solver used when none is named (measured the fastest exact one for this model)
     default_solver: ClassVar[str] = "highs"
@@ -299,8 +300,8 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         Weak duality at a point feasible for the dual of the original problem, built from the
         solution (or, when ``dual`` is given, at that point: ``aidopt verify``), evaluated on
         every entry, with every residual and rounding allowance subtracted (see
-        :mod:`aidopt.certificate`). ``upper`` is a proven upper bound on E* (the best E so far),
-        which bounds the free variables the allowances need. None: no bound (then the driver
+        :mod:`aidopt.core.certificate`). ``upper`` is a proven upper bound on E* (the best E so
+        far), which bounds the free variables the allowances need. None: no bound (then the driver
         never claims optimality).
         """
         return None
@@ -321,7 +322,7 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """The aggregated problem in matrix form (or its exact dual), or None.
 
         ``previous`` allows a warm start (e.g. a basis mapped to the split clusters, in the
-        solver-neutral codes of :mod:`aidopt.program`).
+        solver-neutral codes of :mod:`aidopt.solvers.program`).
         """
         return None
 

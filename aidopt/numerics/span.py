@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 
 __all__ = ["CentroidSpan"]
 

@@ -1,10 +1,10 @@
 """Compiled row loops (numba) for the sums of a data pass over a large dense matrix.
 
-* per-cluster sums Σ_{labels_i = c} a_i — the aggregated data (:func:`aidopt.partition.
+* per-cluster sums Σ_{labels_i = c} a_i — the aggregated data (:func:`aidopt.core.partition.
   label_sums`) —, over all rows or over the rows of some clusters (:func:`kept_rows`: a split
   partition's re-sum, the rows read where they lie);
-* per-chunk products Σ_{i ∈ chunk} v_i a_i over chunks of :data:`aidopt.certificate.CHUNK`
-  rows — the float64 part of an accurate Aᵀv (:func:`aidopt.certificate.accurate_tdot`: its
+* per-chunk products Σ_{i ∈ chunk} v_i a_i over chunks of :data:`aidopt.numerics.rounding.CHUNK`
+  rows — the float64 part of an accurate Aᵀv (:func:`aidopt.numerics.rounding.accurate_tdot`: its
   rounding bound holds whatever the order of the additions inside a chunk);
 * the same for u_i = s_{k(i)}, a dual constant per cluster, for several s at once (and the
   sums of u_i y_i, u_i, |u_i|): a certificate's row sums at the spread duals without making u
@@ -14,7 +14,7 @@
   evaluation with the certificate's terms: one read of X); the initial cluster of each row
   by its residual (bins and a band of singletons: LAD's C^0); the column sums of |A| (the
   certificates' bound on |A|ᵀ|v|);
-* the chunk sums' columns added by Sum2 (:func:`aidopt.certificate.added_chunk_sums`).
+* the chunk sums' columns added by Sum2 (:func:`aidopt.numerics.rounding.added_chunk_sums`).
 
 Each is one read of A on every core, about the time of a bare ``A @ b``; numpy has no kernel
 for any of them (the sparse indicator product takes ~30× that, the batched chunk product ~3×).
@@ -24,7 +24,7 @@ its data only (:func:`for_run`: a dense X of :data:`RUN_ENTRIES` entries or more
 matrix of :data:`MIN_ENTRIES` or more goes through them): below, numba's import and loading
 (~1.4 s, started in the background when the run begins, or while a large file is read:
 :func:`preload_for_file`; the first compilation on a machine ~20 s, then numba's disk cache
-serves every process — the loops live at module level in :mod:`aidopt.compiled_loops` for
+serves every process — the loops live at module level in :mod:`aidopt.numerics.compiled_loops` for
 that) cost more than they save. The kernels run on the main thread only
 (numba's default threading layer must not be entered from two threads at once: Dask's worker
 threads take the numpy path). ``AIDOPT_COMPILED=0`` turns them off.
@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.log import logger
+from aidopt.common.log import logger
 
 __all__ = [
     "MIN_ENTRIES",
@@ -159,7 +159,9 @@ def _load() -> None:
         _compiled()
     except Exception as error:  # a numba that cannot compile here: the numpy path, said once
         _load_error.append(error)
-        logger.warning("aidopt.compiled: the compiled passes are off (%s); numpy serves.", error)
+        logger.warning(
+            "aidopt.numerics.compiled: the compiled passes are off (%s); numpy serves.", error
+        )
 
 
 class _Kernels(NamedTuple):
@@ -178,11 +180,11 @@ class _Kernels(NamedTuple):
 
 @functools.cache
 def _compiled() -> _Kernels:
-    """The loops of :mod:`aidopt.compiled_loops`, compiled for all cores (cached on disk by
+    """The loops of :mod:`aidopt.numerics.compiled_loops`, compiled for all cores (cached on disk by
     numba) for the signatures the wrappers below call with, loaded (or compiled) now."""
     import numba
 
-    from aidopt import compiled_loops as loops
+    from aidopt.numerics import compiled_loops as loops
 
     types = numba.types
     vector, matrix = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C")

@@ -12,7 +12,7 @@ K(A, B) is formed in tiles of :data:`TILE_ENTRIES` entries (they stay in cache t
 kernel's element-wise passes), each tile's rows added per group by a small matrix product with
 the weighted indicator of its rows, then (with R) one product with R's rows per column tile;
 the column ranges of B go to separate threads — NumPy's matrix products and ufuncs release the
-GIL (AID's BLAS runs single-threaded: :mod:`aidopt.solvers.threads`; measured on this 2-core
+GIL (AID's BLAS runs single-threaded: :mod:`aidopt.common.threads`; measured on this 2-core
 VM on 2·10^4 rows, 2026-11-27: 1.2–1.4× from the second thread, not 2×). When A = B = X
 (every cluster's sums at once, AID's first iteration), :func:`square_grouped_kernel_sums`
 forms only the blocks on and above the diagonal of the symmetric K(X, X), each serving both
@@ -29,9 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.kernels import Kernel
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
+from aidopt.numerics.kernels import Kernel
 
 __all__ = ["TILE_ENTRIES", "grouped_kernel_sums", "square_grouped_kernel_sums"]
 
@@ -173,7 +173,7 @@ def _thread_count(threads: int | None, entries: int, n_b: int, cols: int) -> int
     if entries < _PARALLEL_ENTRIES:
         return 1
     if threads is None:
-        from aidopt.solvers.threads import blas_threads
+        from aidopt.common.threads import blas_threads
 
         threads = blas_threads()
     return max(1, min(threads, -(-n_b // cols)))

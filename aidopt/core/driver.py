@@ -31,18 +31,18 @@ from typing import Any
 
 import numpy as np
 
-from aidopt import compiled
 from aidopt._version import __version__
-from aidopt.certificate import (
-    GAP_FLOOR,
-    MAX_SOLVER_ACCURACY,
-    Bound,
-    Certificate,
-    data_sums_cached,
-    relative_gap,
-)
-from aidopt.contract import AggregatedModel, Evaluation, Previous
-from aidopt.deadline import TimeLimitReached, deadline, remaining
+from aidopt.common.deadline import TimeLimitReached, deadline, remaining
+from aidopt.common.log import format_record, iteration_header, logger, verbosity
+from aidopt.common.options import Option, parse_seed, validate
+from aidopt.common.threads import single_thread_blas
+from aidopt.common.validation import check_int
+from aidopt.core.certificate import GAP_FLOOR, MAX_SOLVER_ACCURACY, Bound, Certificate, relative_gap
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import Partition
+from aidopt.core.registry import get_solver
+from aidopt.core.result import START_COLUMNS, AIDResult, AIDStatus, IterationRecord
+from aidopt.core.routes import Route, resolve_route
 from aidopt.engine.blocks import Blocks
 from aidopt.engine.chunked import on_blocks, runs_on_blocks
 from aidopt.exceptions import (
@@ -54,16 +54,10 @@ from aidopt.exceptions import (
     SolverLicenseError,
     TimeLimitError,
 )
-from aidopt.log import format_record, iteration_header, logger, verbosity
-from aidopt.options import Option, parse_seed, validate
-from aidopt.partition import Partition
-from aidopt.program import ProblemClass
-from aidopt.registry import get_solver
-from aidopt.result import START_COLUMNS, AIDResult, AIDStatus, IterationRecord
-from aidopt.routes import Route, resolve_route
+from aidopt.numerics import compiled
+from aidopt.numerics.rounding import data_sums_cached
 from aidopt.solvers.base import SolveResult, SolveStatus
-from aidopt.solvers.threads import single_thread_blas
-from aidopt.validation import check_int
+from aidopt.solvers.program import ProblemClass
 
 __all__ = ["RUN_OPTIONS", "AIDSolver", "Hook", "solve"]
 
@@ -249,9 +243,9 @@ class AIDSolver:
     model : the model (e.g. ``aidopt.models.lad.LADModel()``).
     solver : a registered solver name (``aidopt solvers``): 'highs' (embedded), 'gurobi' or any
         Pyomo name solve the declared problem; a structure solver ('fn', 'libsvm', 'liblinear',
-        'usmo') one of the model's ``structures``; 'highs-oa' a convex MIQP (:mod:`aidopt.routes`).
-        None (default) uses ``model.default_solver`` ('highs' unless the model measured a faster
-        exact one, e.g. 'fn' for LAD).
+        'usmo') one of the model's ``structures``; 'highs-oa' a convex MIQP
+        (:mod:`aidopt.core.routes`). None (default) uses ``model.default_solver`` ('highs' unless
+        the model measured a faster exact one, e.g. 'fn' for LAD).
     tol : stop when the proven relative gap (E_best − L)/|E_best| ≤ tol; ``optimal`` needs every
         cluster pure and the gap ≤ max(tol, the inner solver's stated accuracy).
     max_iter, time_limit : limits on iterations and wall-clock seconds (None = no limit); the
@@ -808,7 +802,7 @@ def _warn_uncertified(message: str) -> None:
 
 def _start_row(index: int, result: AIDResult) -> dict[str, Any]:
     """One start of :meth:`AIDSolver._best_start`, a row of ``AIDResult.starts``
-    (:data:`aidopt.result.START_COLUMNS`)."""
+    (:data:`aidopt.core.result.START_COLUMNS`)."""
     seed, status = result.params["random_state"], result.status.value
     values = (index, seed, status, result.objective, result.lower_bound, result.gap)
     return dict(zip(START_COLUMNS, (*values, result.iterations, result.seconds), strict=True))

@@ -4,7 +4,7 @@ AID's initial clustering starts from an approximate solution of the model on a s
 regression line, a hyperplane, a PU classifier) and groups the entries by their score. Speed
 matters more than accuracy here (§5), so every fit is capped: an iteration limit, at most a
 quarter of the run's remaining time (libraries that cannot be interrupted run in a forked child
-killed then, :mod:`aidopt.deadline`), and a fit that is stopped or fails gives way to a
+killed then, :mod:`aidopt.common.deadline`), and a fit that is stopped or fails gives way to a
 closed-form direction (the difference of the class means). None of these fits is a solve of
 the aggregated problem; the certificate never depends on them.
 """
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.deadline import TimeLimitReached, budget, call_with_timeout, remaining
+from aidopt.common.deadline import TimeLimitReached, budget, call_with_timeout, remaining
 from aidopt.exceptions import AidoptError, ConvergenceWarning
-from aidopt.kernels import Kernel, kernel_times
+from aidopt.numerics.kernels import Kernel, kernel_times
 
 if TYPE_CHECKING:
     from aidopt.solvers.usmo import USMOResult

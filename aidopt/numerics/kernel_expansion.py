@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.kernels import Kernel, kernel_times
+from aidopt.numerics.kernels import Kernel, kernel_times
 
 __all__ = ["Domain"]
 

@@ -14,9 +14,9 @@ from typing import Any, Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.common.lazy import issparse
+from aidopt.common.lazy import sparse as sp
 from aidopt.exceptions import DataError, InvalidParameterError
-from aidopt.lazy import issparse
-from aidopt.lazy import sparse as sp
 
 __all__ = [
     "check_bool",

@@ -1,7 +1,7 @@
 """How a model's aggregated problem reaches the solver the user named.
 
-A solver name means one thing everywhere (:mod:`aidopt.registry`): ``highs``, ``gurobi`` and any
-Pyomo name solve the model's *declared* problem — its matrix form (``interface="matrix"``, the
+A solver name means one thing everywhere (:mod:`aidopt.core.registry`): ``highs``, ``gurobi`` and
+any Pyomo name solve the model's *declared* problem — its matrix form (``interface="matrix"``, the
 default when both sides have one) or its Pyomo model (``interface="pyomo"``); a structure solver
 (``fn``, ``libsvm``, ``liblinear``, ``usmo``) solves one of the problem structures the model says
 it can be written as; ``highs-oa`` solves a convex MIQP. A model whose aggregated solve is several
@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from aidopt.contract import AggregatedModel, Previous
-from aidopt.deadline import deadline, remaining
+from aidopt.common.deadline import deadline, remaining
+from aidopt.core.contract import AggregatedModel, Previous
+from aidopt.core.registry import check_solver_available, get_solver, solvers_for
 from aidopt.exceptions import SolverCapabilityError
-from aidopt.program import MatrixProgram, ProblemClass
-from aidopt.registry import check_solver_available, get_solver, solvers_for
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.structures import REFUSALS
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.structures import REFUSALS
 
 __all__ = ["Route", "resolve_route", "solve_aggregated"]
 

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.lazy import sparse as sp
+from aidopt.common.lazy import sparse as sp
 
 __all__ = [
     "GRAM",
@@ -99,8 +99,8 @@ class WeightedSVM(Structure):
     """min_{w,b} ½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)), b free and unpenalised.
 
     Either ``features`` (rows φ_k, the linear kernel; with ``kernel``, an
-    :class:`aidopt.kernels.Kernel`, the rows x_k of φ_k = φ(x_k), for a solver that evaluates
-    the kernel itself) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
+    :class:`aidopt.numerics.kernels.Kernel`, the rows x_k of φ_k = φ(x_k), for a solver that
+    evaluates the kernel itself) or ``gram`` (G_kq = ⟨φ_k, φ_q⟩). Dual:
     max Σα − ½ (α∘y)ᵀG(α∘y) s.t. Σ α_k y_k = 0, 0 ≤ α_k ≤ C w_k. ``intercept`` False fixes
     b = 0 (the dual loses its row Σ α_k y_k = 0; e.g. the one-class model with ρ = 1).
     ``start``: an optional warm start (w, b) for a solver that takes one (linear kernel).
@@ -114,7 +114,7 @@ class WeightedSVM(Structure):
     gram: NDArray[np.float64] | None = None
     start: tuple[NDArray[np.float64], float] | None = None
     intercept: bool = True
-    kernel: Any = None  # an aidopt.kernels.Kernel on ``features``; None: linear
+    kernel: Any = None  # an aidopt.numerics.kernels.Kernel on ``features``; None: linear
 
     @property
     def upper(self) -> NDArray[np.float64]:
@@ -155,7 +155,7 @@ class KernelOneClass(Structure):
 
     title: ClassVar[str] = "one-class ν-SVM (SVDD with an RBF kernel)"
     features: NDArray[np.float64]
-    kernel: Any  # an aidopt.kernels.Kernel of constant diagonal
+    kernel: Any  # an aidopt.numerics.kernels.Kernel of constant diagonal
     C: float
     weight: NDArray[np.float64] | None = None
 
@@ -197,8 +197,8 @@ class S3VMFit:
 @dataclass(frozen=True, eq=False)
 class PULearning(Structure):
     """Positive–unlabeled learning with the double hinge (Sansone et al. 2019, (5)/(6)) on
-    weighted rows: ``X`` the rows with ``kernel`` (a :class:`aidopt.kernels.Kernel`), or a Gram
-    matrix with ``kernel="precomputed"``; ``labeled`` marks the labeled positives.
+    weighted rows: ``X`` the rows with ``kernel`` (a :class:`aidopt.numerics.kernels.Kernel`), or a
+    Gram matrix with ``kernel="precomputed"``; ``labeled`` marks the labeled positives.
     ``start``: σ of the unlabeled rows (a warm start) or "feasible". The solution is the
     solver's :class:`aidopt.solvers.usmo.USMOResult`-like answer (σ, α, β, w, ‖f − β‖²)."""
 
@@ -230,24 +230,34 @@ def feasible_dual(
     return a
 
 
+def _given(value: Any, name: str) -> Any:
+    """``value``, which the structure's form requires (an answer without it is a solver bug)."""
+    if value is None:
+        raise ValueError(f"the SVM answer has no {name}, which this structure's form needs")
+    return value
+
+
 def svm_scores(svm: WeightedSVM, fit: SVMFit) -> NDArray[np.float64]:
     """⟨w, φ_k⟩ for every row (from w with features, from α with a Gram matrix or a kernel)."""
     if svm.gram is not None:
-        return svm.gram @ (fit.alpha * svm.y)
+        return svm.gram @ (_given(fit.alpha, "alpha") * svm.y)
+    features = _given(svm.features, "features")
     if svm.kernel is not None:
-        from aidopt.kernels import kernel_times_sparse
+        from aidopt.numerics.kernels import kernel_times_sparse
 
-        return kernel_times_sparse(svm.kernel, svm.features, svm.features, fit.alpha * svm.y)
-    return np.asarray(svm.features @ fit.w).ravel()
+        alpha_y = _given(fit.alpha, "alpha") * svm.y
+        return kernel_times_sparse(svm.kernel, features, features, alpha_y)
+    return np.asarray(features @ _given(fit.w, "w")).ravel()
 
 
 def svm_primal_value(svm: WeightedSVM, fit: SVMFit) -> float:
     """½‖w‖² + C Σ_k w_k max(0, 1 − y_k(⟨w, φ_k⟩ + b)) at the fit."""
     scores = svm_scores(svm, fit)
     if svm.gram is not None or svm.kernel is not None:
-        norm_sq = float((fit.alpha * svm.y) @ scores)
+        norm_sq = float((_given(fit.alpha, "alpha") * svm.y) @ scores)
     else:
-        norm_sq = float(fit.w @ fit.w)
+        w = _given(fit.w, "w")
+        norm_sq = float(w @ w)
     hinge = np.maximum(0.0, 1.0 - svm.y * (scores + fit.b))
     return 0.5 * norm_sq + svm.C * float(svm.weight @ hinge)
 
@@ -258,12 +268,12 @@ def svm_dual_value(svm: WeightedSVM, alpha: NDArray[np.float64]) -> float:
     if svm.gram is not None:
         return float(alpha.sum() - 0.5 * ay @ svm.gram @ ay)
     if svm.kernel is not None:
-        from aidopt.kernels import kernel_times
+        from aidopt.numerics.kernels import kernel_times
 
         support = np.flatnonzero(alpha)
-        rows = svm.features[support]
+        rows = _given(svm.features, "features")[support]
         return float(
             alpha.sum() - 0.5 * ay[support] @ kernel_times(svm.kernel, rows, rows, ay[support])
         )
-    w = np.asarray(svm.features.T @ ay).ravel()
+    w = np.asarray(_given(svm.features, "features").T @ ay).ravel()
     return float(alpha.sum() - 0.5 * w @ w)
