@@ -172,6 +172,23 @@ class _GenericEstimator(AIDEstimator):
         return self
 
 
+class _GenericRegressor(RegressorMixin, _GenericEstimator):
+    """A model with a linear predictor x·w + b (its solution's ``coef``, ``intercept``):
+    ``coef_``, ``intercept_`` and ``predict`` after ``fit``."""
+
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+    ) -> _GenericRegressor:
+        super().fit(X, y, sample_weight)
+        self.coef_ = self.solution_.coef
+        self.intercept_ = self.solution_.intercept
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The fitted linear predictor x·w + b on the rows of X."""
+        return np.asarray(self._rows(X) @ self.coef_).ravel() + self.intercept_
+
+
 _GENERATED: dict[str, type[AIDEstimator]] = {}  # the classes estimator_for made, by name
 
 
@@ -193,7 +210,8 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
         "__doc__": f"{(model.__doc__ or model.__name__).strip().splitlines()[0]} (fitted by AID)",
         "__module__": __name__,
     }
-    made = _GENERATED[name] = type(name, (_GenericEstimator,), attributes)
+    base = _GenericRegressor if model.data_type is RegressionData else _GenericEstimator
+    made = _GENERATED[name] = type(name, (base,), attributes)
     return made
 
 

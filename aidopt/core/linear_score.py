@@ -1,0 +1,337 @@
+"""Models whose loss is piecewise linear in a linear score, with a ridge: the framework's part.
+
+Park & Klabjan's form (1) with f = ½‖·‖²: for rows (x_i, y_i), i = 1…n,
+
+    P* = min_{w,b}  ½‖w‖² + Σ_i ℓ(y_i, s_i),   s_i = x_i·w + b,   ℓ convex, piecewise linear in s
+
+A model of this family (:class:`LinearScoreModel`; ``models/svr.py`` is one) states its loss ℓ,
+the conjugate −ℓ*, its aggregated problem (declared once, :mod:`aidopt.solvers.algebra`) and how to
+read w, b and the cluster multipliers from the solved declaration. Everything else is here, once,
+for rows in memory and rows in blocks alike (the in-memory run is the one-block case of the same
+code, and ``--engine dask`` needs nothing more):
+
+* **Aggregate**: the cluster sums of (1, x_i, y_i); the aggregated rows are (x̄_k, ȳ_k) with
+  weight W_k = |C_k|. By Jensen (ℓ is jointly convex in (y, s)) the aggregated optimum F ≤ P*.
+* **Evaluation** E = ½‖w‖² + Σ ℓ(y_i, s_i) with a bound on its rounding error: the score's error
+  ≤ (m + 3)ε(|x_i|·|w| + |b|) costs ``slope`` times that, and ℓ's own few roundings
+  4ε·``magnitude`` per row.
+* **Certificate** (weak duality; docs/certificates.md). With β_i the multiplier of s_i,
+
+      D(β) = Σ_i −ℓ*(y_i, β_i) − ½‖Σ_i β_i x_i‖²   over   lo ≤ β_i ≤ hi,  Σ_i β_i = 0,
+
+  and the aggregated multipliers β̄_k spread over the rows (β_i = β̄_k/W_k for i ∈ C_k) give
+  Σ_i β_i x_i = Σ_k β̄_k x̄_k and D(β) = the aggregated dual value. On all rows the sums are
+  accurate sums with rounding bounds, and the residual ρ = Σ_i β_i (0 in exact arithmetic) is
+  charged B·|ρ|, where B ≥ |b*| is the model's ``intercept_bound`` with ‖w*‖ ≤ √(2U) from the
+  proven upper bound U. The dual point is kept (its nonzero entries) for ``aidopt verify``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
+from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.partition import ROW_COUNT, Partition
+from aidopt.exceptions import DataError
+from aidopt.numerics.rounding import (
+    EPS,
+    abs_column_sums,
+    accurate_sum,
+    accurate_tdot,
+    added_blocks,
+    max_row_norm,
+    squared_norm,
+)
+from aidopt.solvers.algebra import Problem, Values
+from aidopt.solvers.base import SolveResult
+from aidopt.solvers.program import MatrixProgram, ProblemClass
+
+__all__ = ["Aggregate", "LinearFit", "LinearScoreModel"]
+
+
+@dataclass(frozen=True, eq=False)
+class Aggregate:
+    """Cluster sums of (1, x_i, y_i): weights W_k, Σ x_i (K × m), Σ y_i (K,)."""
+
+    weight: NDArray[np.float64]
+    x_sum: NDArray[np.float64]
+    y_sum: NDArray[np.float64]
+    partition: Any
+
+    @property
+    def xbar(self) -> NDArray[np.float64]:
+        return self.x_sum / self.weight[:, None]
+
+    @property
+    def ybar(self) -> NDArray[np.float64]:
+        return self.y_sum / self.weight
+
+    @property
+    def K(self) -> int:
+        return int(self.weight.size)
+
+
+@dataclass(frozen=True)
+class LinearFit:
+    """w, b and the cluster multipliers β̄_k of the score (None: the route gave none)."""
+
+    w: NDArray[np.float64]
+    b: float
+    duals: NDArray[np.float64] | None
+    partition: Any
+
+    @property
+    def coef(self) -> NDArray[np.float64]:
+        return self.w
+
+    @property
+    def intercept(self) -> float:
+        return self.b
+
+    def predict(self, X: Any) -> NDArray[np.float64]:
+        """The scores x·w + b of the rows of X (an array or a scipy.sparse matrix)."""
+        return np.asarray(X @ self.w).ravel() + self.b
+
+
+@dataclass(frozen=True)
+class ResidualBins:
+    """C^0: bins of the residual y − x·c − d of a least-squares fit on a sample."""
+
+    coef: NDArray[np.float64]
+    edges: NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class DualTerms:
+    """The certificate's row sums at β (they add over blocks of rows)."""
+
+    value: float  # Σ −ℓ*(y_i, β_i)
+    value_error: float
+    v: NDArray[np.float64]  # Σ β_i x_i
+    v_error: NDArray[np.float64]
+    rho: float  # Σ β_i
+    rho_error: float
+    row_norm: float  # max ‖x_i‖ (rounded up)
+    y_max: float  # max |y_i|
+
+    @classmethod
+    def total(cls, blocks: list[DualTerms]) -> DualTerms:
+        return cls(
+            *added_blocks([b.value for b in blocks], [b.value_error for b in blocks]),
+            *added_blocks([b.v for b in blocks], [b.v_error for b in blocks]),
+            *added_blocks([b.rho for b in blocks], [b.rho_error for b in blocks]),
+            max(b.row_norm for b in blocks),
+            max(b.y_max for b in blocks),
+        )
+
+
+class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
+    """Base of a model min ½‖w‖² + Σ ℓ(y_i, x_i·w + b) (see the module docstring). A subclass
+    states :meth:`loss`, :meth:`conjugate`, :attr:`dual_box`, :meth:`intercept_bound`,
+    :meth:`declare` and :meth:`read`."""
+
+    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
+
+    # ------------------------------------------------------------------ what a model states
+    def loss(
+        self, y: NDArray[np.float64], s: NDArray[np.float64]
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+        """(ℓ(y_i, s_i), the linear piece of each row, a magnitude M_i with |computed ℓ − ℓ|
+        ≤ 4ε M_i)."""
+        raise NotImplementedError
+
+    def slope(self) -> float:
+        """A bound on |∂ℓ/∂s| (what an error in the score costs)."""
+        raise NotImplementedError
+
+    def conjugate(self, y: NDArray[np.float64], beta: NDArray[np.float64]) -> tuple:
+        """−ℓ*(y_i, β_i) for β_i in the box, as a tuple of arrays each one product of two
+        numbers (their sum is the value; each is rounded once)."""
+        raise NotImplementedError
+
+    def dual_box(self) -> tuple[float, float]:
+        """(lo, hi): the domain of ℓ*, lo ≤ β_i ≤ hi."""
+        raise NotImplementedError
+
+    def intercept_bound(self, y_max: float, w_norm: float, row_norm: float) -> float:
+        """B ≥ |b*| of some optimum, for max|y_i|, ‖w*‖ ≤ ``w_norm``, max‖x_i‖."""
+        raise NotImplementedError
+
+    def declare(self, agg: Aggregate) -> Problem:
+        """The aggregated problem."""
+        raise NotImplementedError
+
+    def read(self, values: Values, agg: Aggregate) -> LinearFit:
+        """w, b and the cluster multipliers β̄_k from the solved declaration."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ the aggregated problem
+    def default_rate(self, data: Any) -> float:
+        """r^0 = max{1.1m/n, 1e-4} (§4)."""
+        return min(1.0, max(1.1 * data.m / data.n, 1e-4))
+
+    def build(self, agg: Aggregate) -> Any:
+        return self.declare(agg).pyomo()
+
+    def extract(self, model: Any, agg: Aggregate) -> LinearFit:
+        return self.read(self.declare(agg).values_from_pyomo(model), agg)
+
+    def matrix_program(self, agg: Aggregate, previous: Previous | None = None) -> MatrixProgram:
+        """The dual of the declaration (:class:`~aidopt.solvers.algebra.DualForm`: m + 1 rows
+        instead of the primal's constraint blocks; HiGHS's QP solver fails on the primal of
+        such problems where it solves the dual), or the declaration itself."""
+        dual = self.declare(agg).dual()
+        return dual.primal if dual.program is None else dual.program
+
+    def solution_from_program(self, result: SolveResult, agg: Aggregate) -> LinearFit:
+        problem = self.declare(agg)
+        dual = problem.dual()
+        values = problem.values(result) if dual.program is None else dual.values(result)
+        return self.read(values, agg)
+
+    def program_bound(self, result: SolveResult, agg: Aggregate) -> float | None:
+        """F^t ≥ D(y), the dual's value (the negated optimum of its min form)."""
+        if result.objective is None or self.declare(agg).dual().program is None:
+            return result.bound
+        return -result.objective
+
+    # ------------------------------------------------------------------ C^0 and the aggregate
+    def initial_partition(self, data: Any, rate: float, rng: np.random.Generator) -> Partition:
+        rows = np.sort(rng.choice(data.n, size=self.initial_sample_size(data), replace=False))
+        sample = dataclasses.replace(data, X=data.X[rows], y=data.y[rows])
+        rule = self.initial_rule(sample, data, rate)
+        return Partition.from_labels(self.initial_labels(data, 0, rule))
+
+    def initial_sample_size(self, whole: Any) -> int:
+        return min(whole.n, max(1000, 20 * whole.m))
+
+    def initial_rule(self, sample: Any, whole: Any, rate: float) -> ResidualBins:
+        """Quantile bins (⌈r^0 n⌉ of them) of the residuals of a least-squares fit on the
+        sample: rows alike in residual share a regime more often."""
+        k = max(1, min(whole.n, math.ceil(rate * whole.n)))
+        design = np.column_stack([sample.X, np.ones(sample.n)])
+        coef = np.linalg.lstsq(design, sample.y, rcond=None)[0]
+        residual = sample.y - design @ coef
+        return ResidualBins(coef, np.quantile(residual, np.arange(1, k) / k))
+
+    def initial_labels(self, rows: Any, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
+        residual = rows.y - rows.X @ rule.coef[:-1] - rule.coef[-1]
+        return np.searchsorted(rule.edges, residual).astype(np.int64)
+
+    def cluster_columns(self, rows: Any) -> list[Any]:
+        if getattr(rows, "weight", None) is not None:
+            raise DataError(f"The {self.name} model does not take row weights.")
+        return [ROW_COUNT, rows.X, rows.y]
+
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
+        return Aggregate(
+            sums[:, 0].copy(), np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], partition
+        )
+
+    def aggregate(self, data: Any, partition: Partition) -> Aggregate:
+        return Aggregate(
+            partition.weights(None),
+            np.asarray(partition.dense_sums(data.X)),
+            partition.dense_sums(data.y),
+            partition,
+        )
+
+    # ------------------------------------------------------------------ E^t
+    def evaluate(self, data: Any, solution: LinearFit) -> Evaluation:
+        return self.evaluate_rows(data, solution, 0, data)
+
+    def evaluate_rows(self, rows: Any, solution: LinearFit, offset: int, whole: Any) -> Evaluation:
+        """A block's share Σ ℓ(y_i, s_i) of E (plus ½‖w‖² at offset 0), its rounding bound, and
+        the rows' regimes."""
+        w, b = solution.w, solution.b
+        loss, regime, magnitude = self.loss(rows.y, np.asarray(rows.X @ w).ravel() + b)
+        total, error = accurate_sum(loss)
+        score_size = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n * abs(b)
+        error += self.slope() * (rows.m + 3) * EPS * score_size + 4 * EPS * float(magnitude.sum())
+        if offset == 0:
+            total, error = plus_half_squared_norm(total, error, float(w @ w), rows.m)
+        return Evaluation(total, regime.astype(np.int64), None, error)
+
+    # ------------------------------------------------------------------ the certificate
+    def lower_bound(
+        self,
+        data: Any,
+        solution: LinearFit,
+        evaluation: Evaluation,
+        upper: float,
+        dual: DualPoint | None = None,
+    ) -> Bound | None:
+        if dual is not None:
+            beta = dual.expand(data.n, None)
+            lo, hi = self.dual_box()
+            if beta.size and (beta.min() < lo or beta.max() > hi):
+                raise ValueError(f"the dual point leaves its box [{lo:g}, {hi:g}]")
+            found = [(beta, "the given dual point")]
+        else:
+            part = solution.partition
+            candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
+            found = [(s[part.labels], f"{what}, on all data") for s, what in candidates]
+        bounds = []
+        for beta, source in found:
+            terms = self.bound_terms(data, beta)
+            bound = self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
+            support = np.flatnonzero(beta)
+            point = DualPoint(None, support.astype(np.int64), beta[support])
+            bounds.append(Bound(bound.value, source, point, bound.dual_value, bound.allowance))
+        return max(bounds, key=lambda x: x.value, default=None)
+
+    def bound_candidates(self, agg: Aggregate, solution: LinearFit) -> tuple[list, None]:
+        """The cluster multipliers per row, β̄_k/W_k clipped to the box (none without duals)."""
+        if solution.duals is None or solution.duals.shape != agg.weight.shape:
+            return [], None
+        lo, hi = self.dual_box()
+        s = np.clip(solution.duals / agg.weight, lo, hi)
+        return [(s, "the dual of the aggregated problem spread over the rows")], None
+
+    def bound_terms(self, rows: Any, beta: NDArray[np.float64]) -> DualTerms:
+        value, error = 0.0, 0.0
+        for term in self.conjugate(rows.y, beta):
+            t, e = accurate_sum(term)
+            value, error = value + t, error + e + EPS * float(np.abs(term).sum())
+        top = float(np.abs(beta).max(initial=0.0))
+        v, v_error = accurate_tdot(rows.X, beta, abs_bound=top * abs_column_sums(rows.X))
+        rho, rho_error = accurate_sum(beta)
+        error += 2 * EPS * abs(value)  # the additions of the terms' sums
+        y_max = float(np.abs(rows.y).max(initial=0.0))
+        return DualTerms(value, error, v, v_error, rho, rho_error, max_row_norm(rows.X), y_max)
+
+    def bound_from_terms(
+        self,
+        terms: DualTerms,
+        context: None,
+        n_clusters: int,
+        upper: float,
+        source: str,
+        names: Any,
+    ) -> Bound:
+        """D(β) minus the rounding allowances and the charge B·|Σβ_i| of the residual."""
+        norm_sq, norm_sq_error, _ = squared_norm(terms.v, terms.v_error)
+        w_norm = math.sqrt(2.0 * max(upper, 0.0)) * (1 + 4 * EPS)
+        B = self.intercept_bound(terms.y_max, w_norm, terms.row_norm) * (1 + 8 * EPS)
+        charge = B * (abs(terms.rho) + terms.rho_error) * (1 + 4 * EPS)
+        value = terms.value - 0.5 * norm_sq
+        allowance = terms.value_error + 0.5 * norm_sq_error + 2 * EPS * (abs(terms.value) + norm_sq)
+        return Bound(value - allowance - charge, source, None, value, allowance + charge)
+
+    # ------------------------------------------------------------------ the answer, as JSON
+    def solution_to_dict(self, data: Any, solution: LinearFit) -> dict[str, Any]:
+        coef = {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)}
+        return {"coef": coef, "intercept": float(solution.b)}
+
+    def solution_from_dict(
+        self, data: Any, payload: dict[str, Any], dual: DualPoint | None = None
+    ) -> LinearFit:
+        w = np.array([float(payload["coef"][name]) for name in data.feature_names])
+        return LinearFit(w, float(payload["intercept"]), None, Partition.singletons(data.n))
