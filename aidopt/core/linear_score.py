@@ -67,14 +67,17 @@ class Aggregate:
 
     @property
     def xbar(self) -> NDArray[np.float64]:
+        """Centroids x̄_k = Σ x_i / W_k (K × m)."""
         return self.x_sum / self.weight[:, None]
 
     @property
     def ybar(self) -> NDArray[np.float64]:
+        """Centroid targets ȳ_k = Σ y_i / W_k."""
         return self.y_sum / self.weight
 
     @property
     def K(self) -> int:
+        """The number of clusters."""
         return int(self.weight.size)
 
 
@@ -89,10 +92,12 @@ class LinearFit:
 
     @property
     def coef(self) -> NDArray[np.float64]:
+        """w (scikit-learn's ``coef_``)."""
         return self.w
 
     @property
     def intercept(self) -> float:
+        """b (scikit-learn's ``intercept_``)."""
         return self.b
 
     def predict(self, X: Any) -> NDArray[np.float64]:
@@ -178,9 +183,11 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         return min(1.0, max(1.1 * data.m / data.n, 1e-4))
 
     def build(self, agg: Aggregate) -> Any:
+        """The declaration as a Pyomo model."""
         return self.declare(agg).pyomo()
 
     def extract(self, model: Any, agg: Aggregate) -> LinearFit:
+        """The solution read back from the solved Pyomo model."""
         return self.read(self.declare(agg).values_from_pyomo(model), agg)
 
     def matrix_program(self, agg: Aggregate, previous: Previous | None = None) -> MatrixProgram:
@@ -191,6 +198,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         return dual.primal if dual.program is None else dual.program
 
     def solution_from_program(self, result: SolveResult, agg: Aggregate) -> LinearFit:
+        """The solution read back from the solved :meth:`matrix_program`."""
         problem = self.declare(agg)
         dual = problem.dual()
         values = problem.values(result) if dual.program is None else dual.values(result)
@@ -204,12 +212,14 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
 
     # ------------------------------------------------------------------ C^0 and the aggregate
     def initial_partition(self, data: Any, rate: float, rng: np.random.Generator) -> Partition:
+        """C^0: the residual bins of :meth:`initial_rule`, fitted on a random sample."""
         rows = np.sort(rng.choice(data.n, size=self.initial_sample_size(data), replace=False))
         sample = dataclasses.replace(data, X=data.X[rows], y=data.y[rows])
         rule = self.initial_rule(sample, data, rate)
         return Partition.from_labels(self.initial_labels(data, 0, rule))
 
     def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the sample that places C^0."""
         return min(whole.n, max(1000, 20 * whole.m))
 
     def initial_rule(self, sample: Any, whole: Any, rate: float) -> ResidualBins:
@@ -222,20 +232,24 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         return ResidualBins(coef, np.quantile(residual, np.arange(1, k) / k))
 
     def initial_labels(self, rows: Any, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
+        """The C^0 label of every row of a block: its residual's bin."""
         residual = rows.y - rows.X @ rule.coef[:-1] - rule.coef[-1]
         return np.searchsorted(rule.edges, residual).astype(np.int64)
 
     def cluster_columns(self, rows: Any) -> list[Any]:
+        """Per-row columns (1, x_i, y_i) whose cluster sums are the aggregate."""
         if getattr(rows, "weight", None) is not None:
             raise DataError(f"The {self.name} model does not take row weights.")
         return [ROW_COUNT, rows.X, rows.y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
+        """The aggregate from the cluster sums of :meth:`cluster_columns`."""
         return Aggregate(
             sums[:, 0].copy(), np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], partition
         )
 
     def aggregate(self, data: Any, partition: Partition) -> Aggregate:
+        """Cluster sums of (1, x_i, y_i) for rows in memory (re-summing split clusters only)."""
         return Aggregate(
             partition.weights(None),
             np.asarray(partition.dense_sums(data.X)),
@@ -245,6 +259,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
 
     # ------------------------------------------------------------------ E^t
     def evaluate(self, data: Any, solution: LinearFit) -> Evaluation:
+        """E^t on every row: :meth:`evaluate_rows` on one block."""
         return self.evaluate_rows(data, solution, 0, data)
 
     def evaluate_rows(self, rows: Any, solution: LinearFit, offset: int, whole: Any) -> Evaluation:
@@ -268,6 +283,8 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         upper: float,
         dual: DualPoint | None = None,
     ) -> Bound | None:
+        """The best weak-duality bound over the candidate dual points, on all rows (at
+        ``dual`` when given: ``aidopt verify``)."""
         if dual is not None:
             beta = dual.expand(data.n, None)
             lo, hi = self.dual_box()
@@ -296,6 +313,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         return [(s, "the dual of the aggregated problem spread over the rows")], None
 
     def bound_terms(self, rows: Any, beta: NDArray[np.float64]) -> DualTerms:
+        """The certificate's sums over a block of rows at β, with their rounding bounds."""
         value, error = 0.0, 0.0
         for term in self.conjugate(rows.y, beta):
             t, e = accurate_sum(term)
@@ -327,11 +345,13 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
 
     # ------------------------------------------------------------------ the answer, as JSON
     def solution_to_dict(self, data: Any, solution: LinearFit) -> dict[str, Any]:
+        """w by column name, and b."""
         coef = {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)}
         return {"coef": coef, "intercept": float(solution.b)}
 
     def solution_from_dict(
         self, data: Any, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> LinearFit:
+        """The solution :meth:`solution_to_dict` describes."""
         w = np.array([float(payload["coef"][name]) for name in data.feature_names])
         return LinearFit(w, float(payload["intercept"]), None, Partition.singletons(data.n))

@@ -42,6 +42,7 @@ class _Algebra:
     __array_ufunc__ = None  # ndarray ⊕ Expression calls the Expression's reflected operator
 
     def expr(self) -> Expression:
+        """This as an :class:`Expression`."""
         raise NotImplementedError
 
     def __add__(self, other: Any) -> Expression:
@@ -91,6 +92,7 @@ class Variables(_Algebra):
     integer: bool = False
 
     def expr(self) -> Expression:
+        """This as an :class:`Expression`."""
         return Expression(self.size, {self: sp.identity(self.size, format="csr")}, None)
 
 
@@ -105,6 +107,7 @@ class Expression(_Algebra):
     quadratic: dict[Variables, Any] = field(default_factory=dict)  # diagonal blocks Q_aa
 
     def expr(self) -> Expression:
+        """This as an :class:`Expression`."""
         return self
 
     def _broadcast(self, rows: int) -> Expression:
@@ -222,12 +225,14 @@ class Problem:
         return block
 
     def minimize(self, objective: Any) -> None:
+        """Set the objective: one affine or quadratic expression."""
         expr = objective.expr() if isinstance(objective, _Algebra) else None
         if expr is None or expr.rows != 1:
             raise ValueError("the objective must be one affine or quadratic expression")
         self.objective = expr
 
     def subject_to(self, name: str, constraint: Constraint) -> None:
+        """Add the constraint block ``name`` (one row per row of the comparison)."""
         if not isinstance(constraint, Constraint):
             raise TypeError(f"constraint {name!r} is not a comparison of expressions")
         if constraint.expression.quadratic:
@@ -236,9 +241,11 @@ class Problem:
 
     @property
     def n_cols(self) -> int:
+        """The number of variables."""
         return sum(b.size for b in self.blocks)
 
     def row_slices(self) -> dict[str, slice]:
+        """The rows of each constraint block in the matrix program."""
         out, start = {}, 0
         for name, c in self.constraints.items():
             out[name] = slice(start, start + c.expression.rows)
@@ -382,6 +389,7 @@ class Values:
         raise KeyError(name)
 
     def dual(self, name: str) -> NDArray[np.float64] | None:
+        """The multipliers of the constraint block ``name`` (None when the solver gave none)."""
         if self.row_duals is None:
             return None
         y = self.row_duals[self.problem.row_slices()[name]]
