@@ -475,10 +475,10 @@ def test_the_eleven_sets_load_with_their_sizes():
 
 @needs_shapes
 def test_iris_in_centimetres_reaches_the_papers_best_bsgd_column():
-    """docs/svc.md, "The file's units": on Iris as stored (no rescaling, as the estimator
-    does) AID's certified domain at γ = 8, C = 2^-5 separates the three species well enough
-    for the paper's best BSGD NMI (0.76) and Rand (0.84); on standardised features the same
-    model gives NMI 0.65–0.73 (γ = 8 and 2)."""
+    """docs/results/svc/tables.md, "The file's units": on Iris as stored (no rescaling, as the
+    estimator does) AID's certified domain at γ = 8, C = 2^-5 separates the three species well
+    enough for the paper's best BSGD NMI (0.76) and Rand (0.84); on standardised features the
+    same model gives NMI 0.65–0.73 (γ = 8 and 2)."""
     from sklearn.metrics import normalized_mutual_info_score
 
     from aidopt.data.svc_shapes import load_shape
