@@ -378,7 +378,9 @@ def _differences(path: str, claimed: Any, recomputed: Any) -> Iterator[str]:
 
 
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= _RTOL * max(1.0, abs(a), abs(b))
+    """a and b agree to the relative precision _RTOL, at any scale (a problem whose objective
+    is 1e-18 gets no absolute allowance of 1e-9)."""
+    return abs(a - b) <= _RTOL * max(abs(a), abs(b))
 
 
 def _finite(value: float) -> bool:
@@ -520,7 +522,7 @@ def _check_claims(report, model, data, solution, dual, payload, max_gap) -> None
         report.add("certificate.dual", False, "the model proves no bound at this dual point")
         return
     report.lower_bound = bound.value
-    slack = _RTOL * max(1.0, abs(bound.value))
+    slack = _RTOL * max(abs(bound.value), abs(upper))
     report.add(
         "certificate.lower_bound",
         claimed_lower <= bound.value + slack,

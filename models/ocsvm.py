@@ -327,7 +327,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
             alpha = dual.expand(data.n, evaluation.regime)
             if alpha.size and (alpha.min() < 0 or np.any(alpha > top)):
                 raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
-            terms = self._terms(data, alpha, float(top.max(initial=0.0)))
+            terms = self._terms(data, alpha, float(alpha.max(initial=0.0)))
             return self._bound(terms, "the given dual point", evaluation, alpha, data)
         part = solution.partition
         candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)

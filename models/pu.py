@@ -802,7 +802,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return PUSolution(
             bias=answer.bias,
             coef=answer.coef,
-            norm_sq=answer.norm_sq,
+            # ‖w‖² of the w the solution is (the solver's own ‖f − β‖² can cancel badly at
+            # large scales: −2,875 with features × 1e9), else the kernel form (its error is
+            # charged in evaluate_rows)
+            norm_sq=answer.norm_sq if kernel else float(answer.coef @ answer.coef),
             cluster_sigma=cluster_sigma,
             entry_coef=answer.alpha / agg.weight if kernel else None,
             labels=labels if kernel else None,
@@ -879,6 +882,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, solution.norm_sq, rows.m)
+            if solution.coef is None:  # ‖f‖² = αᵀKα, a computed quadratic form
+                mass = float(np.abs(solution.alpha).sum())
+                entry = kernel_entry_error(self.kernel, rows.X)
+                error += 0.5 * quadratic_form_error(mass, rows.n, self._kernel_max(rows), entry)
         regime = np.where(rows.labeled, 0, _regime(f))
         return Evaluation(float(objective), regime, None, error)
 

@@ -116,6 +116,8 @@ class DualPoint:
     index: NDArray[np.int64]
     values: NDArray[np.float64]
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the regimes the defaults were taken at (not written out: :meth:`rebased` needs them)
+    basis: NDArray[np.int64] | None = field(default=None, repr=False)
 
     @classmethod
     def compress(
@@ -128,7 +130,17 @@ class DualPoint:
         """The compact form of a full vector u (entries equal to their default are dropped)."""
         default = cls._defaults(len(u), regime, by_regime)
         index = np.flatnonzero(u != default).astype(np.int64, copy=False)
-        return cls(by_regime, index, u[index].astype(np.float64, copy=False), dict(extra or {}))
+        values = u[index].astype(np.float64, copy=False)
+        return cls(by_regime, index, values, dict(extra or {}), regime)
+
+    def rebased(self, regime: NDArray[np.int64]) -> DualPoint:
+        """The same point, its defaults taken at ``regime`` (the regimes of the solution it is
+        reported with, which ``aidopt verify`` expands it at: the best bound may come from
+        another iteration's solution, whose regimes differ)."""
+        if self.by_regime is None or self.basis is None or self.basis is regime:
+            return self
+        u = self.expand(len(self.basis), self.basis)
+        return DualPoint.compress(u, regime, self.by_regime, self.extra)
 
     def expand(self, n: int, regime: NDArray[np.int64] | None) -> NDArray[np.float64]:
         """The full vector u (n,) for the regimes of the entries."""

@@ -678,6 +678,10 @@ class AIDSolver:
         if run.best is None:
             return None
         lower = run.lower
+        dual = None if lower is None else lower.dual
+        regime = run.best.evaluation.regime
+        if dual is not None and isinstance(regime, np.ndarray):
+            dual = dual.rebased(regime)  # verify expands it at the reported solution's regimes
         return Certificate(
             upper_bound=run.upper,
             lower_bound=None if lower is None else lower.value,
@@ -685,7 +689,7 @@ class AIDSolver:
             source="none: no lower bound was proven" if lower is None else lower.source,
             certified=run.status is AIDStatus.OPTIMAL,
             tolerance=self.tol,
-            dual=None if lower is None else lower.dual,
+            dual=dual,
             solver_attested=False if lower is None else lower.solver_attested,
             target_gap=None if run.last_result is None else self._target(run.last_result),
         )
