@@ -43,13 +43,15 @@ class SVRModel(LinearScoreModel):
 
     # ------------------------------------------------------------------ the aggregated problem
     def declare(self, agg: Aggregate) -> Problem:
-        """min ½‖w‖² + C Σ_k W_k (ξ_k + ξ*_k) on the centroids (x̄_k, ȳ_k)."""
+        """min ½‖w‖² + C Σ_k W_k ξ_k on the centroids (x̄_k, ȳ_k), one slack per cluster (at an
+        optimum at most one of ξ_k, ξ*_k is positive; HiGHS's QP solver fails on the two-slack
+        form and solves this one)."""
         p = Problem("ε-SVR aggregated problem")
         w, b = p.variables("w", agg.xbar.shape[1]), p.variables("b", 1)
-        xi, xi_star = p.variables("xi", agg.K, lower=0.0), p.variables("xi_star", agg.K, lower=0.0)
-        p.minimize(0.5 * sum_squares(w) + self.C * agg.weight @ (xi + xi_star))
+        xi = p.variables("xi", agg.K, lower=0.0)
+        p.minimize(0.5 * sum_squares(w) + self.C * agg.weight @ xi)
         p.subject_to("above", agg.ybar - agg.xbar @ w - b <= self.epsilon + xi)
-        p.subject_to("below", agg.xbar @ w + b - agg.ybar <= self.epsilon + xi_star)
+        p.subject_to("below", agg.xbar @ w + b - agg.ybar <= self.epsilon + xi)
         return p
 
     def read(self, values: Values, agg: Aggregate) -> LinearFit:
