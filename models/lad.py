@@ -59,7 +59,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import issparse
-from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -90,6 +89,7 @@ from aidopt.numerics.rounding import (
     safe_min_eigenvalue,
     vector_sums,
 )
+from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import (
     BASIS_BASIC,
@@ -466,74 +466,49 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         return agg
 
     # ------------------------------------------------------------------ aggregated problem (3)
-    def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        xbar, ybar, weight = agg.xbar, agg.ybar, agg.weight
+    def declare(self, agg: LADAggregate) -> Problem:
+        """(3): min Σ_k |C_k| (c⁺ e⁺_k + c⁻ e⁻_k) s.t. β₀ + x̄_k β + e⁺_k − e⁻_k = ȳ_k."""
         c_plus, c_minus = self.costs()
-        model = pyo.ConcreteModel(name="LAD aggregated problem (3)")
-        model.K = pyo.RangeSet(0, len(weight) - 1)  # clusters k ∈ K^t
-        model.J = pyo.RangeSet(0, xbar.shape[1] - 1)  # attributes j ∈ J
-        model.beta = pyo.Var(model.J)  # β_j, free
-        model.beta0 = pyo.Var()  # β₀, the intercept
-        if not self.fit_intercept:
-            model.beta0.fix(0.0)
-        model.e_plus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁺_k
-        model.e_minus = pyo.Var(model.K, domain=pyo.NonNegativeReals)  # e⁻_k
-        model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)  # |C_k| s_k, when the solver gives it
+        K, m = agg.x_sum.shape
+        p = Problem("LAD aggregated problem (3)")
+        beta = p.variables("beta", m)
+        fit = agg.xbar @ beta
+        if self.fit_intercept:
+            fit = fit + p.variables("beta0", 1)
+        e_plus, e_minus = p.variables("e_plus", K, lower=0.0), p.variables("e_minus", K, lower=0.0)
+        p.minimize(c_plus * agg.weight @ e_plus + c_minus * agg.weight @ e_minus)
+        p.subject_to("deviation", fit + e_plus - e_minus == agg.ybar)
+        return p
 
-        @model.Objective(sense=pyo.minimize)  # (3) Σ_k |C_k| |ȳ_k − x̄_k β|; c± = 1 for LAD
-        def weighted_absolute_deviation(m):
-            return sum(weight[k] * (c_plus * m.e_plus[k] + c_minus * m.e_minus[k]) for k in m.K)
+    def read(self, values: Values, agg: LADAggregate) -> LADSolution:
+        """β, β₀ and s_k = ∂F/∂ȳ_k / |C_k| ∈ [−c⁻, c⁺] (None when the solver gave none)."""
+        multiplier = values.dual("deviation")
+        intercept = float(values["beta0"][0]) if self.fit_intercept else 0.0
+        dual = None if multiplier is None else multiplier / agg.weight
+        return LADSolution(values["beta"].copy(), intercept, agg.partition, dual)
 
-        @model.Constraint(model.K)  # (3) ȳ_k − β₀ − x̄_k β = e⁺_k − e⁻_k
-        def deviation(m, k):
-            fit = m.beta0 + sum(xbar[k, j] * m.beta[j] for j in m.J)
-            return ybar[k] - fit == m.e_plus[k] - m.e_minus[k]
-
-        return model
+    def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
+        return self.declare(agg).pyomo()
 
     def extract(self, model: pyo.ConcreteModel, agg: LADAggregate) -> LADSolution:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+        return self.read(self.declare(agg).values_from_pyomo(model), agg)
 
-        coef = np.array([pyo.value(model.beta[j]) for j in model.J], dtype=np.float64)
-        duals = [model.dual.get(model.deviation[k]) for k in model.K]
-        dual = None
-        if all(d is not None for d in duals):
-            # the multiplier of (ȳ_k − fit = e⁺ − e⁻) is ±|C_k| s_k: Pyomo's solver interfaces
-            # disagree on the sign, so take the one that puts s in its box [−c⁻, c⁺]
-            c_plus, c_minus = self.costs()
-            dual = np.asarray(duals, dtype=np.float64) / agg.weight
-            outside = np.maximum(dual - c_plus, 0) + np.maximum(-c_minus - dual, 0)
-            flipped = np.maximum(-dual - c_plus, 0) + np.maximum(-c_minus + dual, 0)
-            if flipped.sum() < outside.sum():
-                dual = -dual
-        return LADSolution(coef, float(pyo.value(model.beta0)), agg.partition, dual)
-
-    # ------------------------------------------------------------------ matrix form (LP dual)
     def matrix_program(self, agg: LADAggregate, previous: Previous | None = None) -> MatrixProgram:
-        columns = self._dual_columns(agg)  # (p, K): S_k as columns
-        K = len(agg.weight)
-        c_plus, c_minus = self.costs()
+        """The LP dual of (3) (:class:`~aidopt.solvers.algebra.DualForm`: a row per coefficient,
+        a column s_k per cluster in [−c⁻|C_k|, c⁺|C_k|]), warm-started from the previous basis."""
         start = None
         if previous is not None and self.warm_start != "none":
             start = self._warm_basis(agg, previous, self.warm_start)
-        return MatrixProgram(
-            c=-agg.y_sum,
-            A=sp.csc_matrix(columns),
-            row_lower=np.zeros(columns.shape[0]),
-            row_upper=np.zeros(columns.shape[0]),
-            col_lower=np.full(K, -c_minus),
-            col_upper=np.full(K, c_plus),
-            start_basis=start,
-        )
+        program = self.declare(agg).dual(start_basis=start).program
+        assert program is not None, "(3) is an LP of the dual form's shape"
+        return program
 
     def solution_from_program(self, result: SolveResult, agg: LADAggregate) -> LADSolution:
-        return self._solution(-np.asarray(result.row_duals), agg, dual=result.x)
+        return self.read(self.declare(agg).dual().values(result), agg)
 
     def program_bound(self, result: SolveResult, agg: LADAggregate) -> float | None:
-        """t·s at the returned dual point: a lower bound on F^t by weak duality."""
-        return float(agg.y_sum @ result.x)
+        """The dual's value at the returned point: a lower bound on F^t by weak duality."""
+        return None if result.objective is None else -result.objective
 
     def _solution(
         self, beta: NDArray[np.float64], agg: LADAggregate, dual: NDArray | None = None
@@ -541,11 +516,6 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         if self.fit_intercept:
             return LADSolution(beta[1:].copy(), float(beta[0]), agg.partition, dual)
         return LADSolution(np.array(beta, dtype=np.float64), 0.0, agg.partition, dual)
-
-    def _dual_columns(self, agg: LADAggregate) -> NDArray[np.float64]:
-        if self.fit_intercept:
-            return np.vstack([agg.weight, agg.x_sum.T])
-        return np.ascontiguousarray(agg.x_sum.T)
 
     @staticmethod
     def _warm_basis(agg: LADAggregate, previous: Previous, rule: str) -> tuple | None:

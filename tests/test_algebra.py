@@ -118,3 +118,27 @@ def test_a_problem_outside_the_dual_form_is_solved_as_declared():
     x = p.variables("x", 2, lower=-1.0, upper=1.0)  # boxed columns: no dual form
     p.minimize(0.5 * sum_squares(x) - np.array([1.0, 2.0]) @ x)
     assert p.dual().program is None
+
+
+def test_the_dual_form_of_an_lp_with_two_slacks_per_row():
+    """LAD's aggregated LP: each equality row has e⁺ and e⁻; both become bounds of its dual
+    variable, the dual has a row per coefficient, and the read-back recovers e± and β."""
+    rng = np.random.default_rng(3)
+    K, m = 40, 3
+    X, y, weight = rng.standard_normal((K, m)), rng.standard_normal(K), rng.integers(1, 9, K)
+    p = Problem("lad-like")
+    beta, beta0 = p.variables("beta", m), p.variables("beta0", 1)
+    e_plus, e_minus = p.variables("e_plus", K, lower=0.0), p.variables("e_minus", K, lower=0.0)
+    p.minimize(weight @ e_plus + 2.0 * weight @ e_minus)
+    p.subject_to("deviation", X @ beta + beta0 + e_plus - e_minus == y)
+    result, primal = _solve(p)
+    dual = p.dual()
+    assert dual.program is not None and dual.program.n_rows == m + 1 and dual.program.Q is None
+    answer = get_solver("highs").solve_program(dual.program)
+    read = dual.values(answer)
+    assert -answer.objective == pytest.approx(result.objective, rel=1e-9)
+    np.testing.assert_allclose(read["beta"], primal["beta"], atol=1e-8)
+    np.testing.assert_allclose(read.dual("deviation"), primal.dual("deviation"), atol=1e-8)
+    residual = y - X @ read["beta"] - read["beta0"]
+    np.testing.assert_allclose(read["e_plus"] - read["e_minus"], residual, atol=1e-9)
+    assert min(read["e_plus"].min(), read["e_minus"].min()) >= 0.0

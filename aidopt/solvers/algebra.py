@@ -22,6 +22,7 @@ suffix) are converted here, once.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -295,11 +296,11 @@ class Problem:
         ]
         return sp.hstack(parts, format="csr")
 
-    def dual(self) -> DualForm:
-        """The Lagrangian dual of a convex QP with a diagonal Hessian, as a matrix program with
-        few rows (see :class:`DualForm`); its answer reads back as this problem's
-        (:meth:`DualForm.values`)."""
-        return DualForm(self, self.program())
+    def dual(self, **warm: Any) -> DualForm:
+        """The Lagrangian dual of a convex QP or LP with a diagonal Hessian, as a matrix program
+        with few rows (see :class:`DualForm`; ``warm``: its ``start_basis``, ...); its answer
+        reads back as this problem's (:meth:`DualForm.values`)."""
+        return DualForm(self, self.program(), **warm)
 
     def values(self, result: SolveResult) -> Values:
         """The read-back of a solved :meth:`program`."""
@@ -405,82 +406,85 @@ class DualForm:
                    a_jᵀy ≤ c_j          (x_j ≥ 0, D_jj = 0),
                    y_i ≥ 0 on ≥ rows, ≤ 0 on ≤ rows, free on = rows,
 
-    whose optimum is −F*. A column x_j ≥ 0 with one nonzero a_ij (a slack) turns its row into
-    a bound on y_i. The rows are then as many as the quadratic and free columns (an SVM's or
-    ε-SVR's w and b: m + 1) instead of the primal's 2K. Read-back: y are the primal's row duals
-    (HiGHS's convention), x_j = v_j/D_jj, the other x_j the negated duals of their rows, and a
-    slack the least value its row needs. ``program`` is None when the problem is not of this
-    form (then solve the primal)."""
+    whose optimum is −F*. A column x_j ≥ 0 with one nonzero a_ij (a slack: an SVM's ξ_k, LAD's
+    e±_k) turns its row into a bound on y_i, so the rows are as many as the quadratic and free
+    columns (w and b: m + 1) instead of the primal's one or two per cluster. Read-back: y are the
+    primal's row duals (HiGHS's convention), x_j = v_j/D_jj, the other x_j the negated duals
+    of their rows, and the slacks the least values their rows need. ``program`` is None when
+    the problem is not of this form; ``warm`` (``start_basis``, ...) is passed to it."""
 
-    def __init__(self, problem: Problem, primal: MatrixProgram) -> None:
-        self.problem, self.primal = problem, primal
-        self.program = self._derive(primal)
-
-    def _derive(self, p: MatrixProgram) -> MatrixProgram | None:
-        n_rows, n_cols = p.A.shape
-        d = np.zeros(n_cols) if p.Q is None else p.Q.diagonal()
-        if p.Q is not None and (sp.triu(p.Q, 1).nnz or np.any(d < 0)):
-            return None
+    def __init__(self, problem: Problem, primal: MatrixProgram, **warm: Any) -> None:
+        self.problem, self.primal, self._warm = problem, primal, warm
+        p = primal
+        d = np.zeros(p.n_cols) if p.Q is None else p.Q.diagonal()
         free = np.isinf(p.col_lower) & np.isinf(p.col_upper)
         nonneg = (p.col_lower == 0) & np.isinf(p.col_upper)
         ge, le = np.isfinite(p.row_lower), np.isfinite(p.row_upper)
-        if p.integer is not None or np.any(~free & ~nonneg) or np.any((d > 0) & ~free):
-            return None
-        if np.any(ge & le & (p.row_lower != p.row_upper)) or np.any(~ge & ~le):
-            return None
+        #: False when the problem is not of the dual form's shape (then ``program`` is None)
+        self.applies = not (
+            (p.Q is not None and (sp.triu(p.Q, 1).nnz or np.any(d < 0)))
+            or p.integer is not None
+            or np.any(~free & ~nonneg)
+            or np.any((d > 0) & ~free)
+            or np.any(ge & le & (p.row_lower != p.row_upper))
+            or np.any(~ge & ~le)
+        )
         A = p.A.tocsc()
-        counts = np.diff(A.indptr)
-        slack = nonneg & (d == 0) & (counts == 1)
-        slack_row = np.full(n_cols, -1)
-        slack_row[slack] = A.indices[A.indptr[:-1][slack]]
-        first = np.zeros(n_rows, dtype=bool)  # one slack per row becomes a bound
-        for j in np.flatnonzero(slack):
-            if first[slack_row[j]]:
-                slack[j] = False
-            first[slack_row[j]] = True
-        self.slack, self.slack_row = slack, slack_row
-        quad, rest = np.flatnonzero(d > 0), np.flatnonzero(~slack & (d == 0))
-        self.quad, self.rest, self.d = quad, rest, d
+        slack = nonneg & (d == 0) & (np.diff(A.indptr) == 1)
+        self.slack = np.flatnonzero(slack)
+        self.slack_row = A.indices[A.indptr[self.slack]]
+        self.slack_coef = A.data[A.indptr[self.slack]]
+        self.quad, self.rest, self.d = np.flatnonzero(d > 0), np.flatnonzero(~slack & (d == 0)), d
+        self._free, self._ge, self._le, self._A = free, ge, le, A
+
+    @functools.cached_property
+    def program(self) -> MatrixProgram | None:
+        """The dual as a matrix program (built when first asked for: a read-back needs only
+        the layout), or None when the problem is not of this form."""
+        if not self.applies:
+            return None
+        p, A, free, ge, le = self.primal, self._A, self._free, self._ge, self._le
+        n_rows, d, warm = p.n_rows, self.d, self._warm
         y_lo = np.where(ge & ~le, 0.0, -np.inf)
         y_up = np.where(le & ~ge, 0.0, np.inf)
-        for j in np.flatnonzero(slack):  # a_ij y_i ≤ c_j
-            i, a = slack_row[j], A.data[A.indptr[j]]
-            if a > 0:
-                y_up[i] = min(y_up[i], p.c[j] / a)
-            else:
-                y_lo[i] = max(y_lo[i], p.c[j] / a)
+        bound = p.c[self.slack] / self.slack_coef  # a_ij y_i ≤ c_j
+        up, lo = self.slack_coef > 0, self.slack_coef < 0
+        np.minimum.at(y_up, self.slack_row[up], bound[up])
+        np.maximum.at(y_lo, self.slack_row[lo], bound[lo])
         if np.any(y_lo > y_up):
             return None
-        At = A.T.tocsr()  # rows a_jᵀ
+        quad, rest = self.quad, self.rest
         q = quad.size
-        top = sp.hstack([sp.identity(q), -At[quad]], format="csr")
-        bottom = sp.hstack([sp.csr_matrix((rest.size, q)), At[rest]], format="csr")
+        top = sp.hstack([sp.identity(q), -A[:, quad].T], format="csc")  # rows a_jᵀ
+        bottom = sp.hstack([sp.csc_matrix((rest.size, q)), A[:, rest].T], format="csc")
         r = np.where(ge, p.row_lower, p.row_upper)
-        rest_free = free[rest]
         return MatrixProgram(
             c=np.r_[np.zeros(q), -r],
             A=sp.vstack([top, bottom], format="csc"),
-            row_lower=np.r_[-p.c[quad], np.where(rest_free, p.c[rest], -np.inf)],
+            row_lower=np.r_[-p.c[quad], np.where(free[rest], p.c[rest], -np.inf)],
             row_upper=np.r_[-p.c[quad], p.c[rest]],
             col_lower=np.r_[np.full(q, -np.inf), y_lo],
             col_upper=np.r_[np.full(q, np.inf), y_up],
-            Q=sp.diags(np.r_[1.0 / d[quad], np.zeros(n_rows)], format="csc"),
+            Q=sp.diags(np.r_[1.0 / d[quad], np.zeros(n_rows)], format="csc") if q else None,
             offset=-p.offset,
+            **warm,
         )
 
     def values(self, result: SolveResult) -> Values:
         """The primal's values and row duals from a solved dual :attr:`program`."""
         p, q = self.primal, self.quad.size
+        if not self.applies:
+            raise ValueError(f"{self.problem.title} has no dual form")
         if result.x is None or result.row_duals is None:
             raise ValueError(f"{self.problem.title}: the dual solve gave no point or duals")
-        y = np.asarray(result.x[q:])
         x = np.zeros(p.n_cols)
         x[self.quad] = result.x[:q] / self.d[self.quad]
         x[self.rest] = -np.asarray(result.row_duals[q:])
-        activity = p.A @ x
-        for j in np.flatnonzero(self.slack):
-            i, a = self.slack_row[j], p.A[self.slack_row[j], j]
-            need = (p.row_lower[i] if np.isfinite(p.row_lower[i]) else p.row_upper[i]) - activity[i]
-            at_least = np.isfinite(p.row_lower[i]) == (a > 0)
-            x[j] = max(0.0, need / a) if at_least or p.row_lower[i] == p.row_upper[i] else 0.0
-        return Values(self.problem, x, y)
+        need = np.where(np.isfinite(p.row_lower), p.row_lower, p.row_upper) - p.A @ x
+        equality = p.row_lower == p.row_upper
+        wanted = np.where(equality, True, np.isfinite(p.row_lower) == (need > 0))
+        amount = need[self.slack_row] / self.slack_coef
+        covers = np.flatnonzero(wanted[self.slack_row] & (amount > 0))
+        _, first = np.unique(self.slack_row[covers], return_index=True)  # one slack per row
+        x[self.slack[covers[first]]] = amount[covers[first]]
+        return Values(self.problem, x, np.asarray(result.x[q:]))
