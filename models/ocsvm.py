@@ -32,7 +32,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.common.lazy import issparse
-from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +61,7 @@ from aidopt.numerics.rounding import (
     accurate_weighted_sum,
     added_blocks,
 )
+from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.structures import NO_INTERCEPT, SVMFit, WeightedSVM
@@ -218,50 +218,31 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         return self.C * agg.weight / agg.total  # (C/N) W_k
 
     # ------------------------------------------------------------------ the aggregated problem
+    def declare(self, agg: Aggregate) -> Problem:
+        """min ½‖w‖² + (C/N) Σ_k W_k ξ_k  s.t.  w·x̄_k ≥ 1 − ξ_k,  ξ_k ≥ 0."""
+        K, m = agg.x_sum.shape
+        p = Problem("LM-OCSVM aggregated problem")
+        w, xi = p.variables("w", m), p.variables("xi", K, lower=0.0)
+        p.minimize(0.5 * sum_squares(w) + self._cost(agg) @ xi)
+        p.subject_to("margin", agg.xbar @ w + xi >= 1.0)
+        return p
+
+    def read(self, values: Values, agg: Aggregate) -> Solution:
+        """w̄ and the cluster duals a_k ≥ 0 of the margin rows (None when the solver gave none)."""
+        a = values.dual("margin")
+        return Solution(values["w"].copy(), a, agg.partition, agg.total, agg.total_error)
+
     def build(self, agg: Aggregate) -> pyo.ConcreteModel:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        xbar, cost = agg.xbar, self._cost(agg)
-        m = pyo.ConcreteModel(name="LM-OCSVM aggregated problem")
-        m.K = pyo.RangeSet(0, len(cost) - 1)  # clusters k
-        m.J = pyo.RangeSet(0, xbar.shape[1] - 1)  # features j
-        m.w = pyo.Var(m.J)
-        m.xi = pyo.Var(m.K, domain=pyo.NonNegativeReals)
-        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)  # a_k
-
-        @m.Objective(sense=pyo.minimize)  # ½‖w‖² + (C/N) Σ_k |C_k| ξ_k
-        def regularised_hinge(m):
-            return 0.5 * sum(m.w[j] ** 2 for j in m.J) + sum(cost[k] * m.xi[k] for k in m.K)
-
-        @m.Constraint(m.K)  # w·x̄_k ≥ 1 − ξ_k
-        def margin(m, k):
-            return sum(xbar[k, j] * m.w[j] for j in m.J) >= 1 - m.xi[k]
-
-        return m
+        return self.declare(agg).pyomo()
 
     def extract(self, model: pyo.ConcreteModel, agg: Aggregate) -> Solution:
-        w = np.array([model.w[j].value for j in model.J])
-        duals = [model.dual.get(model.margin[k]) for k in model.K]
-        a = None if None in duals else np.abs(np.array(duals, dtype=np.float64))
-        return Solution(w, a, agg.partition, agg.total, agg.total_error)
+        return self.read(self.declare(agg).values_from_pyomo(model), agg)
 
     def matrix_program(self, agg: Aggregate, previous: Previous | None = None) -> MatrixProgram:
-        """Columns [w (m), ξ (K)], rows x̄_k·w + ξ_k ≥ 1: the row duals are the a_k."""
-        K, m = agg.x_sum.shape
-        return MatrixProgram(
-            c=np.r_[np.zeros(m), self._cost(agg)],
-            A=sp.hstack([sp.csr_matrix(agg.xbar), sp.eye(K)]).tocsc(),
-            row_lower=np.ones(K),
-            row_upper=np.full(K, np.inf),
-            col_lower=np.r_[np.full(m, -np.inf), np.zeros(K)],
-            col_upper=np.full(m + K, np.inf),
-            Q=sp.diags(np.r_[np.ones(m), np.zeros(K)]).tocsc(),
-        )
+        return self.declare(agg).program()
 
     def solution_from_program(self, result: SolveResult, agg: Aggregate) -> Solution:
-        m = agg.x_sum.shape[1]
-        a = None if result.row_duals is None else np.abs(result.row_duals)
-        return Solution(result.x[:m], a, agg.partition, agg.total, agg.total_error)
+        return self.read(self.declare(agg).values(result), agg)
 
     def to_structure(self, kind: type, agg: Aggregate, previous: Previous | None) -> WeightedSVM:
         """The aggregated problem as the weighted SVM on x̄_k with b fixed at 0 (ρ = 1), all
