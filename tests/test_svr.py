@@ -112,6 +112,17 @@ def test_the_console_script_solves_on_dask_and_verify_accepts_only_the_truth(tmp
     assert answer["objective"] == pytest.approx(json.loads(solved.stdout)["objective"], rel=1e-9)
 
 
+def test_sparse_rows_give_the_dense_answer():
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 20, density=0.2, random_state=0, format="csr")
+    y = X @ rng.standard_normal(20) + 0.1 * rng.standard_normal(3000)
+    sparse = AIDSolver(SVRModel(epsilon=0.05)).solve(RegressionData.from_arrays(X, y))
+    dense = AIDSolver(SVRModel(epsilon=0.05)).solve(RegressionData.from_arrays(X.toarray(), y))
+    assert str(sparse.status) in CERTIFIED
+    assert sparse.objective == pytest.approx(dense.objective, rel=1e-4)
+
+
 def test_the_pyomo_route_reads_back_the_same_answer():
     X, y = _data(n=1000)
     data = RegressionData.from_arrays(X, y)
