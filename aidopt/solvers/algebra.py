@@ -319,9 +319,12 @@ class Problem:
         for b in self.blocks:
             bounds = {j: (_finite(b.lower[j]), _finite(b.upper[j])) for j in range(b.size)}
             domain = pyo.Integers if b.integer else pyo.Reals
-            var = pyo.Var(range(b.size), domain=domain, bounds=lambda _, j, bd=bounds: bd[j])
+            if b.size == 1:  # a scalar prints as itself: ``b``, not ``b[0]``
+                var = pyo.Var(domain=domain, bounds=bounds[0])
+            else:
+                var = pyo.Var(range(b.size), domain=domain, bounds=lambda _, j, bd=bounds: bd[j])
             model.add_component(b.name, var)
-            columns += [var[j] for j in range(b.size)]
+            columns += list(var.values())
         A = program.A.tocsr()
         for name, rows in self.row_slices().items():
 
@@ -353,7 +356,7 @@ class Problem:
         """The read-back of a solved :meth:`pyomo` model."""
         x = np.concatenate(
             [
-                np.array([model.component(b.name)[j].value for j in range(b.size)], dtype=float)
+                np.array([v.value for v in model.component(b.name).values()], dtype=float)
                 for b in self.blocks
             ]
         )
