@@ -50,7 +50,7 @@ from aidopt.numerics.rounding import (
     max_row_norm,
     squared_norm,
 )
-from aidopt.solvers.algebra import Problem, Values
+from aidopt.solvers.algebra import DualForm, Problem, Values
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.program import ProblemClass
 
@@ -200,10 +200,11 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         badly scaled aggregated problems (an ε-SVR with x × 1e-3) and solves their dual; the
         primal, when it works, is the faster (1.1 s against 21 s for an ε-SVR of 20,000 rows)."""
         problem = self.declare(agg)
-        result = solve(problem.program())
+        primal = problem.program()
+        result = solve(primal)
         if result.status is SolveStatus.OPTIMAL:
             return self.read(problem.values(result), agg), result
-        dual = problem.dual()
+        dual = DualForm(problem, primal)
         if dual.program is None:
             return None, result
         answer = solve(dual.program)
@@ -305,7 +306,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
             bound = self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
             support = np.flatnonzero(beta)
             point = DualPoint(None, support.astype(np.int64), beta[support])
-            bounds.append(Bound(bound.value, source, point, bound.dual_value, bound.allowance))
+            bounds.append(dataclasses.replace(bound, dual=point))
         return max(bounds, key=lambda x: x.value, default=None)
 
     def bound_candidates(self, agg: Aggregate, solution: LinearFit) -> tuple[list, None]:

@@ -177,7 +177,7 @@ class Expression(_Algebra):
 
 def _product(M: Any, a: Any) -> Any:
     """M @ a, where a is an identity block when M multiplies a variable block itself."""
-    if sp.issparse(a) and a.shape[0] == a.shape[1] and a.nnz == a.shape[0]:
+    if issparse(a) and a.shape[0] == a.shape[1] and a.nnz == a.shape[0]:
         if (a.diagonal() == 1.0).all():
             return M
     return M @ a
@@ -218,7 +218,7 @@ class Problem:
         integer: bool = False,
     ) -> Variables:
         """A new block of ``size`` variables with bounds (scalars or one per variable)."""
-        start = sum(b.size for b in self.blocks)
+        start = self.n_cols
         lo = np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,))
         up = np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,))
         block = Variables(name, start, size, lo, up, integer)
