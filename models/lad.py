@@ -68,6 +68,7 @@ from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint, best_with_dual, repair_equalities
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.linear_score import Aggregate
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import quantile_fit
 from aidopt.data.containers import RegressionData
@@ -117,21 +118,9 @@ def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDA
 
 
 @dataclass(frozen=True, eq=False)
-class LADAggregate:
-    """Aggregated data: cluster sums of x and y, weights; centroids = sums / |C_k|."""
-
-    x_sum: NDArray[np.float64]  # (K, m)   Σ_{i∈C_k} x_i
-    y_sum: NDArray[np.float64]  # (K,)     Σ_{i∈C_k} y_i
-    weight: NDArray[np.float64]  # (K,)    |C_k|
-    partition: Partition
-
-    @property
-    def xbar(self) -> NDArray[np.float64]:
-        return self.x_sum / self.weight[:, None]
-
-    @property
-    def ybar(self) -> NDArray[np.float64]:
-        return self.y_sum / self.weight
+class LADAggregate(Aggregate):
+    """Aggregated data (:class:`aidopt.core.linear_score.Aggregate`: cluster sums of x and y,
+    weights |C_k|, centroids x̄, ȳ), and the design matrix of the centroids."""
 
     def design(self, intercept: bool) -> NDArray[np.float64]:
         """Z̄ = (1, x̄_k) per row (x̄ alone without intercept), built without temporaries."""

@@ -59,11 +59,11 @@ __all__ = ["Aggregate", "LinearFit", "LinearScoreModel"]
 
 @dataclass(frozen=True, eq=False)
 class Aggregate:
-    """Cluster sums of (1, x_i, y_i): weights W_k, Σ x_i (K × m), Σ y_i (K,)."""
+    """Cluster sums of (x_i, y_i, 1): Σ x_i (K × m), Σ y_i (K,), weights W_k = |C_k|."""
 
-    weight: NDArray[np.float64]
     x_sum: NDArray[np.float64]
     y_sum: NDArray[np.float64]
+    weight: NDArray[np.float64]
     partition: Any
 
     @property
@@ -250,15 +250,15 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
         """The aggregate from the cluster sums of :meth:`cluster_columns`."""
         return Aggregate(
-            sums[:, 0].copy(), np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], partition
+            np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], sums[:, 0].copy(), partition
         )
 
     def aggregate(self, data: Any, partition: Partition) -> Aggregate:
         """Cluster sums of (1, x_i, y_i) for rows in memory (re-summing split clusters only)."""
         return Aggregate(
-            partition.weights(None),
             np.asarray(partition.dense_sums(data.X)),
             partition.dense_sums(data.y),
+            partition.weights(None),
             partition,
         )
 
