@@ -150,25 +150,32 @@ def check_matrix(
     X: ArrayLike | sp.spmatrix, name: str = "X", *, accept_sparse: bool = False
 ) -> NDArray[np.float64] | sp.csr_matrix:
     """A non-empty 2-D float64 matrix with finite entries (C-contiguous, or CSR when sparse)."""
-    if issparse(X):
-        if not accept_sparse:
-            raise DataError(f"{name} is a sparse matrix; this model needs dense data.")
-        out = sp.csr_matrix(X, dtype=np.float64)
-        values = out.data
-    else:
-        try:
-            out = np.ascontiguousarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError(
-                f"{name} must be numeric; it could not be read as numbers ({exc})."
-            ) from None
-        values = out
+    out, values = _float_matrix(X, name, None if accept_sparse else "this model", contiguous=True)
     if out.ndim != 2:
         raise DataError(f"{name} must be a 2-D array, got shape {out.shape}.")
     if out.shape[0] == 0 or out.shape[1] == 0:
         raise DataError(f"{name} is empty (shape {out.shape}).")
     _check_finite(values, name)
     return out
+
+
+def _float_matrix(
+    X: ArrayLike | sp.spmatrix, name: str, dense_only: str | None, *, contiguous: bool
+) -> tuple[Any, NDArray[np.float64]]:
+    """(X as float64 — CSR when sparse —, its stored values); a sparse X is refused with
+    ``dense_only`` (who needs dense data), and entries that are not numbers are a DataError."""
+    if issparse(X):
+        if dense_only is not None:
+            raise DataError(f"{name} is a sparse matrix; {dense_only} needs dense data.")
+        out = sp.csr_matrix(X, dtype=np.float64)
+        return out, out.data
+    try:
+        out = (np.ascontiguousarray if contiguous else np.asarray)(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(
+            f"{name} must be numeric; it could not be read as numbers ({exc})."
+        ) from None
+    return out, out
 
 
 def check_predict_input(
@@ -187,19 +194,7 @@ def check_predict_input(
     SVMSolution is expecting 3 features as input."), never NaN scores, labels of garbage, or a
     matmul error from numpy. Zero rows are allowed (the answer is empty).
     """
-    if issparse(X):
-        if not accept_sparse:
-            raise DataError(f"{name} is a sparse matrix; {owner} needs dense data.")
-        out = sp.csr_matrix(X, dtype=np.float64)
-        values = out.data
-    else:
-        try:
-            out = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise DataError(
-                f"{name} must be numeric; it could not be read as numbers ({exc})."
-            ) from None
-        values = out
+    out, values = _float_matrix(X, name, None if accept_sparse else owner, contiguous=False)
     if out.ndim != 2:
         hint = (
             " (one row: X.reshape(1, -1); one feature: X.reshape(-1, 1)). Reshape your data"
