@@ -231,7 +231,8 @@ def test_box_qp_gives_up_a_wandering_warm_start(monkeypatch):
 
     monkeypatch.setattr(module, "box_qp", capture)
     X, _ = _moons(1000)
-    solve(KernelOneClassModel(C=279.0, gamma=8.0), FeatureData.from_arrays(X), tol=1e-6)
+    model = KernelOneClassModel(C=279.0, gamma=8.0)
+    solve(model, FeatureData.from_arrays(X), tol=1e-6, solver="boxqp")
     assert len(captured) >= 5
     wandered = 0
     for Q, p, lower, upper, start in captured:

@@ -52,6 +52,7 @@ BUILTIN_SOLVERS: dict[str, str] = {
     "liblinear": "aidopt.solvers.libsvm:LiblinearSolver",
     "usmo": "aidopt.solvers.usmo:USMOSolver",
     "boxqp": "aidopt.solvers.box_qp:BoxQPSolver",
+    "decomposition": "aidopt.solvers.kernel_decomposition:DecompositionSolver",
     "activeset": "aidopt.solvers.svm_active_set:SVMActiveSetSolver",
 }
 

@@ -40,6 +40,7 @@ __all__ = [
     "NO_INTERCEPT",
     "REFUSALS",
     "BoxQP",
+    "KernelBoxQP",
     "KernelOneClass",
     "OneClassFit",
     "PULearning",
@@ -158,6 +159,19 @@ class KernelOneClass(Structure):
     kernel: Any  # an aidopt.numerics.kernels.Kernel of constant diagonal
     C: float
     weight: NDArray[np.float64] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class KernelBoxQP(Structure):
+    """min ½βᵀKβ − pᵀβ s.t. 0 ≤ β ≤ ``upper`` with K_ij = kernel(x_i, x_j) on the rows
+    (``features``), K never formed: the LM-OCSVM's dual (1) on all rows (p = 1). ``p`` None: all
+    ones. The answer has ``a`` = β."""
+
+    title: ClassVar[str] = "kernel box QP on all rows (no sum row)"
+    features: NDArray[np.float64]
+    kernel: Any  # an aidopt.numerics.kernels.Kernel
+    upper: NDArray[np.float64]
+    p: NDArray[np.float64] | None = None
 
 
 @dataclass(frozen=True)
