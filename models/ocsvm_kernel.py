@@ -475,10 +475,7 @@ class KernelOneClassModel(KernelDomainModel):
         a = np.clip(a, 0.0, self._upper(agg))  # the box holds exactly (no equality to repair)
         sv, coef = self.expansion(agg, a)
         kernel = self.kernel_for(agg.X.shape[1])
-        if agg.singletons:  # aᵀKa over the support only
-            norm_sq = float(coef @ kernel_times(kernel, sv, sv, coef))
-        else:
-            norm_sq = float(a @ agg.gram_times(a))
+        norm_sq = agg.quadratic_form(a)
         labels, scores = agg.partition.labels, self.train_scores(agg, a)
         return self.solution_of(sv, coef, kernel, norm_sq, a, labels, None, **scores)
 

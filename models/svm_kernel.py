@@ -183,6 +183,14 @@ class LazyGram:
             return self.gram @ v
         return kernel_times_sparse(self.kernel, self.X, self.X, v)
 
+    def quadratic_form(self, v: NDArray[np.float64]) -> float:
+        """vᵀK̄v (for singletons over v's support only: O(nnz(v)²) kernel values)."""
+        if self.gram_sum is not None or self.kernel is None:
+            return float(v @ (self.gram @ v))
+        support = np.flatnonzero(v)
+        X = self.X[support]
+        return float(v[support] @ kernel_times(self.kernel, X, X, v[support]))
+
 
 @dataclass(frozen=True, eq=False)
 class KernelSVMAggregate(LazyGram):

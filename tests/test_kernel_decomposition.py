@@ -14,7 +14,7 @@ from aidopt.data import FeatureData
 from aidopt.exceptions import SolverCapabilityError
 from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.numerics.kernels import Kernel
-from aidopt.solvers.box_qp import box_qp
+from aidopt.solvers.box_qp import box_qp, box_qp_from
 from aidopt.solvers.kernel_decomposition import DecompositionSolver, kernel_box_qp
 from aidopt.solvers.structures import KernelBoxQP
 
@@ -51,6 +51,20 @@ def test_the_optimum_of_the_dense_box_qp_on_the_formed_gram(kernel, n, top, q):
     assert 0.0 <= gap <= 1e-9 * abs(_value(K, p, ours.a))
 
 
+@pytest.mark.parametrize("gamma", [0.05, 8.0])  # ill / well conditioned blocks
+def test_box_qp_from_a_feasible_start_reaches_the_box_qp_optimum(gamma):
+    X, _ = make_moons(80, noise=0.1, random_state=3)
+    Q = Kernel("rbf", gamma=gamma)(X, X)
+    p = np.random.default_rng(3).uniform(0.0, 2.0, 80)
+    upper = np.full(80, 0.5)
+    start = np.random.default_rng(4).uniform(0.0, 0.5, 80)
+    found, reference = box_qp_from(Q, p, np.zeros(80), upper, start), box_qp(Q, p, 0.0 * p, upper)
+    assert found.converged and reference.converged
+    assert np.all(found.a >= 0.0) and np.all(found.a <= upper)
+    ours, best = _value(Q, p, found.a), _value(Q, p, reference.a)
+    assert ours <= best + 1e-10 * abs(best)
+
+
 def test_a_linear_term_other_than_ones():
     X, _ = make_moons(200, noise=0.1, random_state=1)
     kernel = Kernel("rbf", gamma=1.0)
@@ -67,16 +81,14 @@ def test_shrunk_rows_are_checked_again_before_it_stops(monkeypatch):
     import aidopt.solvers.kernel_decomposition as module
 
     rebuilt = []
-    kernel = Kernel("rbf", gamma=8.0)
 
-    class Counting:
-        diag = staticmethod(kernel.diag)
-
+    class Counting(Kernel):
         def __call__(self, A, B):
             rebuilt.append((A.shape[0], B.shape[0]))
-            return kernel(A, B)
+            return super().__call__(A, B)
 
-    counting = Counting()
+    kernel = Kernel("rbf", gamma=8.0)
+    counting = Counting("rbf", gamma=8.0)
 
     X, _ = make_moons(1500, noise=0.06, random_state=0)
     found = module.kernel_box_qp(X, counting, np.full(1500, 0.028), working_set=40, tol=1e-12)

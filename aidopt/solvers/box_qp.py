@@ -164,6 +164,7 @@ def box_qp_from(
     leaves; where Q is ill conditioned, phase 0 took thousands of sweeps instead). For the
     subproblems of a decomposition (:mod:`aidopt.solvers.kernel_decomposition`)."""
     Q, p = np.asarray(Q, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
     faces = _Faces(Q, p, None)
     a = np.clip(np.asarray(start, dtype=np.float64), lower, upper)
     tol = _KKT_TOL * max(1.0, float(np.abs(p).max(initial=0.0)))

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.common.deadline import budget
+from aidopt.numerics.kernels import Kernel, kernel_times
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.box_qp import box_qp_from
 from aidopt.solvers.structures import KernelBoxQP
@@ -43,7 +44,6 @@ __all__ = ["DecompositionResult", "DecompositionSolver", "kernel_box_qp"]
 
 _OPTIONS = frozenset({"tol", "working_set", "max_iter"})
 _EPS = float(np.finfo(float).eps)
-_BLOCK_ENTRIES = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -85,14 +85,6 @@ def _rounding(beta, upper, p, kmax, n) -> float:
     return 4.0 * (mass + float(upper.sum())) * each
 
 
-def _kernel_times(kernel, A, B, v):
-    """kernel(A, B) @ v by row blocks of at most 2^21 kernel values (16 MiB)."""
-    step = max(1, _BLOCK_ENTRIES // max(1, B.shape[0]))
-    return np.concatenate(
-        [kernel(A[i : i + step], B) @ v for i in range(0, A.shape[0], step)] or [np.zeros(0)]
-    )
-
-
 def _gap(beta, G, upper) -> float:
     """Σ β_i G_i + u_i max(0, −G_i): the box QP's duality gap at β (exact G)."""
     return float(beta @ G + upper @ np.maximum(-G, 0.0))
@@ -100,7 +92,7 @@ def _gap(beta, G, upper) -> float:
 
 def kernel_box_qp(
     X: NDArray[np.float64],
-    kernel,
+    kernel: Kernel,
     upper: NDArray[np.float64],
     p: NDArray[np.float64] | None = None,
     *,
@@ -140,7 +132,7 @@ def kernel_box_qp(
                 break
             shrunk = np.setdiff1d(np.arange(n), active, assume_unique=True)
             support = np.flatnonzero(beta)
-            G[shrunk] = _kernel_times(kernel, X[shrunk], X[support], beta[support]) - p[shrunk]
+            G[shrunk] = kernel_times(kernel, X[shrunk], X[support], beta[support]) - p[shrunk]
             active, rows = np.arange(n), X
             continue
         iterations += 1
