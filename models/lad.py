@@ -61,7 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    pass
 
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
@@ -475,12 +475,6 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
         intercept = float(values["beta0"][0]) if self.fit_intercept else 0.0
         dual = None if multiplier is None else multiplier / agg.weight
         return LADSolution(values["beta"].copy(), intercept, agg.partition, dual)
-
-    def build(self, agg: LADAggregate) -> pyo.ConcreteModel:
-        return self.declare(agg).pyomo()
-
-    def extract(self, model: pyo.ConcreteModel, agg: LADAggregate) -> LADSolution:
-        return self.read(self.declare(agg).values_from_pyomo(model), agg)
 
     def matrix_program(self, agg: LADAggregate, previous: Previous | None = None) -> MatrixProgram:
         """The LP dual of (3) (:class:`~aidopt.solvers.algebra.DualForm`: a row per coefficient,

@@ -35,7 +35,6 @@ from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyomo.environ as pyo
 
 from aidopt.common.options import Option, from_args
 from aidopt.core.certificate import (
@@ -62,8 +61,7 @@ from aidopt.numerics.rounding import (
     added_blocks,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
-from aidopt.solvers.base import SolveResult
-from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import NO_INTERCEPT, SVMFit, WeightedSVM
 
 
@@ -231,18 +229,6 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
         """w̄ and the cluster duals a_k ≥ 0 of the margin rows (None when the solver gave none)."""
         a = values.dual("margin")
         return Solution(values["w"].copy(), a, agg.partition, agg.total, agg.total_error)
-
-    def build(self, agg: Aggregate) -> pyo.ConcreteModel:
-        return self.declare(agg).pyomo()
-
-    def extract(self, model: pyo.ConcreteModel, agg: Aggregate) -> Solution:
-        return self.read(self.declare(agg).values_from_pyomo(model), agg)
-
-    def matrix_program(self, agg: Aggregate, previous: Previous | None = None) -> MatrixProgram:
-        return self.declare(agg).program()
-
-    def solution_from_program(self, result: SolveResult, agg: Aggregate) -> Solution:
-        return self.read(self.declare(agg).values(result), agg)
 
     def to_structure(self, kind: type, agg: Aggregate, previous: Previous | None) -> WeightedSVM:
         """The aggregated problem as the weighted SVM on x̄_k with b fixed at 0 (ρ = 1), all

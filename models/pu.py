@@ -57,7 +57,7 @@ from aidopt.common.lazy import issparse
 from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    pass
 
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
@@ -97,8 +97,9 @@ from aidopt.numerics.rounding import (
     squared_norm,
 )
 from aidopt.numerics.span import CentroidSpan
+from aidopt.solvers.algebra import Problem, Values, quad_form, sum_squares
 from aidopt.solvers.base import SolveResult
-from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import PULearning
 
 __all__ = [
@@ -107,9 +108,7 @@ __all__ = [
     "PUModel",
     "PUSolution",
     "double_hinge",
-    "dual_model",
-    "primal_kernel_model",
-    "primal_linear_model",
+    "optimal_bias",
 ]
 
 PUData = PositiveUnlabeledData  # the data PU learning takes: X (N × d), the labeled mask
@@ -249,147 +248,11 @@ class PUTerms:
         )
 
 
-# ---------------------------------------------------------------------- the QPs in Pyomo
 def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
     """c1 = π/(2λp), c2 = 1/(2λn) with p, n the total weights of labeled / unlabeled rows."""
     return prior / (2.0 * lam * float(weight[labeled].sum())), 1.0 / (
         2.0 * lam * float(weight[~labeled].sum())
     )
-
-
-def primal_linear_model(
-    xbar: NDArray[np.float64],
-    weight: NDArray[np.float64],
-    labeled: NDArray[np.bool_],
-    prior: float,
-    lam: float,
-) -> pyo.ConcreteModel:
-    """(5) for the linear kernel with w explicit, on weighted rows (centroids x̄_k, weights w_k)."""
-    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-    c1, c2 = _constants(weight, labeled, prior, lam)
-    model = pyo.ConcreteModel(name="PU primal (5), linear kernel")
-    model.P = pyo.Set(initialize=np.flatnonzero(labeled).tolist())  # labeled positive rows
-    model.U = pyo.Set(initialize=np.flatnonzero(~labeled).tolist())  # unlabeled rows
-    model.J = pyo.RangeSet(0, xbar.shape[1] - 1)  # features
-    model.w = pyo.Var(model.J)
-    model.beta = pyo.Var()  # β, the bias (not regularised)
-    model.xi = pyo.Var(model.U, domain=pyo.NonNegativeReals)  # ξ_u ≥ 0
-    model.dual = pyo.Suffix(
-        direction=pyo.Suffix.IMPORT
-    )  # the multipliers, when the solver gives them
-
-    @model.Expression(model.P | model.U)  # f(x_k) = w·x_k + β
-    def f(m, k):
-        return sum(xbar[k, j] * m.w[j] for j in m.J) + m.beta
-
-    @model.Objective(sense=pyo.minimize)  # (5): ½‖w‖² − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
-    def objective(m):
-        return (
-            0.5 * sum(m.w[j] ** 2 for j in m.J)
-            - c1 * sum(weight[k] * m.f[k] for k in m.P)
-            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
-        )
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
-    def hinge(m, u):
-        return m.xi[u] >= m.f[u]
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
-    def half_hinge(m, u):
-        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
-
-    return model
-
-
-def primal_kernel_model(
-    K: NDArray[np.float64],
-    weight: NDArray[np.float64],
-    labeled: NDArray[np.bool_],
-    prior: float,
-    lam: float,
-) -> pyo.ConcreteModel:
-    """(5) in (α, β, ξ) with the kernel matrix K as a parameter (weighted rows; small n only)."""
-    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-    c1, c2 = _constants(weight, labeled, prior, lam)
-    model = pyo.ConcreteModel(name="PU primal (5), kernel matrix")
-    model.I = pyo.RangeSet(0, K.shape[0] - 1)  # all rows
-    model.P = pyo.Set(initialize=np.flatnonzero(labeled).tolist())
-    model.U = pyo.Set(initialize=np.flatnonzero(~labeled).tolist())
-    model.alpha = pyo.Var(model.I)
-    model.beta = pyo.Var()
-    model.xi = pyo.Var(model.U, domain=pyo.NonNegativeReals)
-
-    @model.Expression(model.I)  # f(x_k) = Σ_i α_i k(x_k, x_i) + β
-    def f(m, k):
-        return sum(K[k, i] * m.alpha[i] for i in m.I) + m.beta
-
-    @model.Objective(sense=pyo.minimize)  # (5): ½ αᵀKα − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
-    def objective(m):
-        quadratic = sum(K[i, j] * m.alpha[i] * m.alpha[j] for i in m.I for j in m.I)
-        return (
-            0.5 * quadratic
-            - c1 * sum(weight[k] * m.f[k] for k in m.P)
-            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
-        )
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
-    def hinge(m, u):
-        return m.xi[u] >= m.f[u]
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
-    def half_hinge(m, u):
-        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
-
-    return model
-
-
-def dual_model(
-    K: NDArray[np.float64],
-    weight: NDArray[np.float64],
-    labeled: NDArray[np.bool_],
-    prior: float,
-    lam: float,
-) -> pyo.ConcreteModel:
-    """(6) with the kernel matrix K as a parameter, weighted rows (box C_u = c2 w_u).
-
-    Declared as the Lagrangian dual of (5), max −(6) − ½ α_PᵀK_PPα_P with α_P = c1 w_P, so that
-    its optimum equals min (5) and its value at any feasible point is a lower bound on it.
-    """
-    import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-    c1, c2 = _constants(weight, labeled, prior, lam)
-    P, U = np.flatnonzero(labeled), np.flatnonzero(~labeled)
-    alpha_p = c1 * weight[P]
-    b = K[np.ix_(U, P)] @ alpha_p  # c1 1ᵀK_PU, weighted
-    offset = 0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p)
-    C = c2 * weight[U]
-    model = pyo.ConcreteModel(name="PU dual (6)")
-    model.U = pyo.RangeSet(0, U.size - 1)  # position u of an unlabeled row
-    model.sigma = pyo.Var(model.U, bounds=lambda m, u: (0.0, C[u]))
-    model.delta = pyo.Var(model.U, bounds=lambda m, u: (0.0, C[u]))  # 0 ≤ δ ≤ c2
-
-    @model.Objective(sense=pyo.maximize)  # −(6) − ½ α_PᵀK_PPα_P
-    def objective(m):
-        Kuu = K[np.ix_(U, U)]
-        quadratic = sum(Kuu[u, v] * m.sigma[u] * m.sigma[v] for u in m.U for v in m.U)
-        linear = sum(b[u] * m.sigma[u] + 0.5 * m.delta[u] for u in m.U)
-        return -0.5 * quadratic + linear - offset
-
-    @model.Constraint()  # Σσ = c1 p = π/(2λ)
-    def balance(m):
-        return sum(m.sigma[u] for u in m.U) == c1 * float(weight[P].sum())
-
-    @model.Constraint(model.U)  # σ + δ/2 ≤ c2
-    def upper(m, u):
-        return m.sigma[u] + 0.5 * m.delta[u] <= C[u]
-
-    @model.Constraint(model.U)  # σ − δ/2 ≥ 0
-    def lower(m, u):
-        return m.sigma[u] - 0.5 * m.delta[u] >= 0.0
-
-    return model
 
 
 # ---------------------------------------------------------------------- the model
@@ -602,110 +465,55 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return span if span.rank < agg.x_sum.shape[1] else None
 
     # ------------------------------------------------------------------ aggregated problem
-    def build(self, agg: PUAggregate) -> pyo.ConcreteModel:
-        """Linear kernel: (5) with w explicit (in the centroids' span); else the dual (6)."""
-        if self.linear:
-            span = self._span(agg)
-            rows = agg.xbar if span is None else span.reduced
-            return primal_linear_model(rows, agg.weight, agg.labeled, self.prior, self.lam)
-        return dual_model(agg.gram, agg.weight, agg.labeled, self.prior, self.lam)
-
-    def extract(self, model: pyo.ConcreteModel, agg: PUAggregate) -> PUSolution:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        if self.linear:
-            u = np.array([pyo.value(model.w[j]) for j in model.J])
-            hinge = [model.dual.get(model.hinge[k]) for k in model.U]
-            half = [model.dual.get(model.half_hinge[k]) for k in model.U]
-            sigma = None
-            if all(d is not None for d in hinge + half):
-                # ξ ≥ f and ξ ≥ (1 + f)/2 with multipliers p, q: σ = p + q/2 (magnitudes: the
-                # Pyomo interfaces disagree on signs)
-                sigma = np.abs(np.array(hinge, dtype=float)) + 0.5 * np.abs(
-                    np.array(half, dtype=float)
-                )
-            return self._linear_solution(u, float(pyo.value(model.beta)), agg, sigma)
-        sigma = np.array([pyo.value(model.sigma[u]) for u in model.U])
-        return self._dual_point(sigma, agg)[0]
-
-    def matrix_program(self, agg: PUAggregate, previous: Previous | None = None) -> MatrixProgram:
-        """Linear kernel: (5) with ℓ(f) = ½(1 + f)₊ + ½(f − 1)₊, x = [w (or u in the span), β,
-        ξ⁺, ξ⁻] (two slacks per row instead of the degenerate three-piece epigraph of (5), on
-        which an active-set QP method may cycle); other kernels: (6), x = [σ, δ]."""
+    def declare(self, agg: PUAggregate) -> Problem:
+        """Linear kernel: (5) with w explicit (in the centroids' span when that is smaller) and
+        ℓ(f) = ½(1 + f)₊ + ½(f − 1)₊, two slacks per unlabeled cluster (HiGHS's active-set QP
+        method cycles on the degenerate three-piece epigraph, docs/pu.md §5); other kernels:
+        (6) on the centroid Gram K̄."""
         c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
-        P, U = np.flatnonzero(agg.labeled), np.flatnonzero(~agg.labeled)
-        nu, I_u = U.size, sp.identity(U.size, format="csc")
+        P, U = agg.labeled, ~agg.labeled
+        nu = int(U.sum())
         if self.linear:
             span = self._span(agg)
-            rows = agg.xbar if span is None else span.reduced
-            r = rows.shape[1]
-            ones, zero = np.ones((nu, 1)), sp.csc_matrix((nu, nu))
-            A = sp.vstack(
-                [  # ξ⁺_u − f(x_u) ≥ 1;  ξ⁻_u − f(x_u) ≥ −1
-                    sp.hstack([-rows[U], -ones, I_u, zero]),
-                    sp.hstack([-rows[U], -ones, zero, I_u]),
-                ]
-            ).tocsc()
-            half_cost = 0.5 * c2 * agg.weight[U]
-            return MatrixProgram(
-                c=np.r_[
-                    -c1 * (agg.weight[P] @ rows[P]), -c1 * agg.weight[P].sum(), half_cost, half_cost
-                ],
-                A=A,
-                row_lower=np.r_[np.ones(nu), -np.ones(nu)],
-                row_upper=np.full(2 * nu, np.inf),
-                col_lower=np.r_[np.full(r + 1, -np.inf), np.zeros(2 * nu)],
-                col_upper=np.full(r + 1 + 2 * nu, np.inf),
-                Q=sp.block_diag(
-                    [sp.identity(r), sp.csc_matrix((1 + 2 * nu, 1 + 2 * nu))], format="csc"
-                ),
-            )
-        K = agg.gram
-        alpha_p = c1 * agg.weight[P]
-        C = c2 * agg.weight[U]
-        A = sp.vstack(
-            [  # Σσ = c1 p;  σ + δ/2 ≤ C;  σ − δ/2 ≥ 0
-                sp.hstack([sp.csr_matrix(np.ones((1, nu))), sp.csr_matrix((1, nu))]),
-                sp.hstack([I_u, 0.5 * I_u]),
-                sp.hstack([I_u, -0.5 * I_u]),
-            ]
-        ).tocsc()
-        total = self.prior / (2.0 * self.lam)
-        return MatrixProgram(
-            c=np.r_[-(K[np.ix_(U, P)] @ alpha_p), np.full(nu, -0.5)],
-            A=A,
-            row_lower=np.r_[total, np.full(nu, -np.inf), np.zeros(nu)],
-            row_upper=np.r_[total, C, np.full(nu, np.inf)],
-            col_lower=np.zeros(2 * nu),
-            col_upper=np.r_[C, C],
-            Q=sp.block_diag(
-                [sp.csc_matrix(K[np.ix_(U, U)]), sp.csc_matrix((nu, nu))], format="csc"
-            ),
-            offset=0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p),
-        )
+            x = agg.xbar if span is None else span.reduced
+            p = Problem("PU primal (5), linear kernel")
+            w, beta = p.variables("w", x.shape[1]), p.variables("beta", 1)
+            plus = p.variables("xi_plus", nu, lower=0.0)
+            minus = p.variables("xi_minus", nu, lower=0.0)
+            f_P, f_U = x[P] @ w + beta, x[U] @ w + beta
+            half = 0.5 * c2 * agg.weight[U]
+            p.minimize(0.5 * sum_squares(w) - c1 * agg.weight[P] @ f_P + half @ plus + half @ minus)
+            p.subject_to("plus_one", plus >= f_U + 1.0)  # ξ⁺_u ≥ 1 + f(x̄_u)
+            p.subject_to("minus_one", minus >= f_U - 1.0)  # ξ⁻_u ≥ f(x̄_u) − 1
+            return p
+        K, alpha_p, C = agg.gram, c1 * agg.weight[P], c2 * agg.weight[U]
+        p = Problem("PU dual (6)")
+        sigma = p.variables("sigma", nu, lower=0.0, upper=C)
+        delta = p.variables("delta", nu, lower=0.0, upper=C)
+        offset = 0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p)  # min (6) + offset = −min (5)
+        linear = (K[np.ix_(U, P)] @ alpha_p) @ sigma + 0.5 * np.ones(nu) @ delta
+        p.minimize(0.5 * quad_form(sigma, K[np.ix_(U, U)]) - linear + offset)
+        p.subject_to("balance", np.ones(nu) @ sigma == self.prior / (2.0 * self.lam))  # c1 p
+        p.subject_to("upper", sigma + 0.5 * delta <= C)
+        p.subject_to("lower", sigma - 0.5 * delta >= 0.0)
+        return p
 
-    def solution_from_program(self, result: SolveResult, agg: PUAggregate) -> PUSolution:
-        """(w, β) and σ = a + b from the two hinge rows' duals (linear kernel), or the solution
-        at the returned σ of (6) made feasible, with the best bias for its α."""
-        nu = int((~agg.labeled).sum())
-        if not self.linear:
-            return self._dual_point(result.x[:nu], agg)[0]
-        span = self._span(agg)
-        r = agg.x_sum.shape[1] if span is None else span.rank
-        duals = result.row_duals
-        sigma = None if duals is None else duals[:nu] + duals[nu:]  # σ_u = a_u + b_u
-        return self._linear_solution(result.x[:r], float(result.x[r]), agg, sigma)
+    def read(self, values: Values, agg: PUAggregate) -> PUSolution:
+        """(w, β) and σ_u = a_u + b_u from the two slack rows' multipliers (linear kernel), or
+        the solution at the σ of (6) made feasible, with the best bias for its α."""
+        if self.linear:
+            return self._linear_solution(values["w"], float(values["beta"][0]), agg, _sigma(values))
+        return self._dual_point(values["sigma"], agg)[0]
 
     def program_bound(self, result: SolveResult, agg: PUAggregate) -> float | None:
         """A lower bound on F^t by weak duality: −((6) + ½ α_PᵀK̄_PPα_P) at the σ the solver
-        returned (the primal's row duals, σ_u = a_u + b_u, for the linear kernel) made exactly
-        feasible; the solver's own bound when it returns no duals (a QP without duals)."""
-        nu = int((~agg.labeled).sum())
+        returned (linear kernel: σ_u = a_u + b_u) made exactly feasible; the solver's own
+        bound when it returns no multipliers."""
+        values = self.declare(agg).values(result)
         if not self.linear:
-            return self._dual_point(result.x[:nu], agg)[1]
-        if result.row_duals is None:
-            return result.bound
-        return self._linear_dual_value(result.row_duals[:nu] + result.row_duals[nu:], agg)
+            return self._dual_point(values["sigma"], agg)[1]
+        sigma = _sigma(values)
+        return result.bound if sigma is None else self._linear_dual_value(sigma, agg)
 
     def _linear_solution(
         self, u: NDArray, beta: float, agg: PUAggregate, sigma: NDArray | None = None
@@ -1235,6 +1043,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """(rows predicted +1, rows) of a block."""
         f = self.training_scores(rows, solution)
         return np.array([int(np.count_nonzero(f >= 0.0)), rows.n], dtype=np.int64)
+
+
+def _sigma(values: Values) -> NDArray | None:
+    """σ_u = a_u + b_u, the multipliers of the linear primal's two slack rows (None: none)."""
+    plus, minus = values.dual("plus_one"), values.dual("minus_one")
+    return None if plus is None or minus is None else plus + minus
 
 
 def _feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:

@@ -69,7 +69,7 @@ from aidopt.common.lazy import issparse
 from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    pass
 
 from aidopt.common.deadline import deadline
 from aidopt.common.options import Option
@@ -81,6 +81,7 @@ from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.exceptions import AidoptError, DataError
 from aidopt.numerics.span import CentroidSpan
+from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.program import MatrixProgram, ProblemClass
 from aidopt.solvers.structures import SemiSupervisedSVM
@@ -331,155 +332,76 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         )
 
     # ------------------------------------------------------------------ aggregated problem (15)
-    def build(self, agg: S3VMAggregate) -> pyo.ConcreteModel:
-        """(15) in Pyomo, in the reduced coordinates u (w = Vᵀu), with the data-derived big-M."""
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+    def declare(self, agg: S3VMAggregate) -> Problem:
+        """(15) with the big-M from the feasible points of :meth:`_bounds`."""
+        return self._declare(agg, np.ones(agg.U.size), self._bounds(agg, None, None))
 
-        bounds = self._bounds(agg, None, None)
-        xt, cost, kind = agg.xt, agg.cost, agg.kind
-        f_lo, f_hi = bounds.score_range(np.linalg.norm(xt, axis=1))
-        m = pyo.ConcreteModel(name="S3VM aggregated problem (15)")
-        m.J = pyo.RangeSet(0, agg.span.rank - 1)  # reduced coordinates j (w = Vᵀu)
-        m.L = pyo.Set(initialize=agg.L.tolist())  # labeled clusters k ∈ K_l
-        m.U = pyo.Set(initialize=agg.U.tolist())  # unlabeled clusters k ∈ K_u
-        m.u = pyo.Var(m.J, bounds=(-bounds.W, bounds.W))  # w in the centroid span
-        m.b = pyo.Var(bounds=(bounds.b_lo, bounds.b_hi))
-        m.xi = pyo.Var(m.L, domain=pyo.NonNegativeReals)  # ξ_k
-        m.eta = pyo.Var(m.U, domain=pyo.NonNegativeReals)  # η_k (one per cluster, see docstring)
-        m.d = pyo.Var(m.U, domain=pyo.Binary)  # d_k = 1 ⇔ class +1
+    def read(self, values: Values, agg: S3VMAggregate) -> S3VMSolution:
+        return self._read(values, agg, self._bounds(agg, None, None))
 
-        def f(m, k):
-            return sum(xt[k, j] * m.u[j] for j in m.J) + m.b
-
-        @m.Objective(sense=pyo.minimize)  # (15) ½‖w‖² + Σ_k |C_k| M_l ξ_k + Σ_k |D_k| M_u η_k
-        def objective(m):
-            return (
-                0.5 * sum(m.u[j] ** 2 for j in m.J)
-                + sum(cost[k] * m.xi[k] for k in m.L)
-                + sum(cost[k] * m.eta[k] for k in m.U)
-            )
-
-        @m.Constraint(m.L)  # (14a) ȳ_k f(x̄_k) ≥ 1 − ξ_k
-        def labeled_margin(m, k):
-            return kind[k] * f(m, k) >= 1 - m.xi[k]
-
-        @m.Constraint(m.U)  # (14b) f(x̄_k) + η_k + M⁺_k (1 − d_k) ≥ 1
-        def positive_side(m, k):
-            return f(m, k) + m.eta[k] + (1 - f_lo[k]) * (1 - m.d[k]) >= 1
-
-        @m.Constraint(m.U)  # (14d) −f(x̄_k) + η_k + M⁻_k d_k ≥ 1
-        def negative_side(m, k):
-            return -f(m, k) + m.eta[k] + (1 + f_hi[k]) * m.d[k] >= 1
-
-        if self.balance == "constraint":
-
-            @m.Constraint()  # §4.3 mean score of I_u = mean label of I_l (centred: b' = ȳ_l)
-            def balance(m):
-                return m.b == agg.y_l
-
-        return m
-
-    def extract(self, model: pyo.ConcreteModel, agg: S3VMAggregate) -> S3VMSolution:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        u = np.array([pyo.value(model.u[j]) for j in model.J], dtype=np.float64)
-        d = np.zeros(len(agg.weight))
-        for k in model.U:
-            d[k] = 1.0 if pyo.value(model.d[k]) > 0.5 else -1.0
-        objective = float(pyo.value(model.objective))
-        bounds = self._bounds(agg, None, None)  # those build() used
-        return self._solution(agg, u, float(pyo.value(model.b)), d, objective, bounds)
-
-    # ------------------------------------------------------------------ matrix form of (15)
     def matrix_program(self, agg: S3VMAggregate, previous: Previous | None = None) -> MatrixProgram:
-        return self._program(agg, np.ones(agg.U.size), self._bounds(agg, previous, None))
+        """(15) with the previous hyperplane among the big-M's feasible points, and a MIP start."""
+        margin, bounds = np.ones(agg.U.size), self._bounds(agg, previous, None)
+        start = self._start_point(agg, bounds, margin)
+        return self._declare(agg, margin, bounds).program(
+            start_point=start, meta={"bounds": bounds}
+        )
 
     def solution_from_program(self, result: SolveResult, agg: S3VMAggregate) -> S3VMSolution:
         """The solution of :meth:`matrix_program` (built without a previous iteration)."""
-        return self._decode(result, agg, self._bounds(agg, None, None))
+        return self._read(self.declare(agg).values(result), agg, self._bounds(agg, None, None))
 
-    def _decode(self, result: SolveResult, agg: S3VMAggregate, bounds: _Bounds) -> S3VMSolution:
-        r, n_l, n_u = agg.span.rank, agg.L.size, agg.U.size
-        x = result.x
-        d = np.zeros(len(agg.weight))
-        d[agg.U] = np.where(x[r + 1 + n_l + n_u :] > 0.5, 1.0, -1.0)
-        return self._solution(agg, x[:r], float(x[r]), d, float(result.objective), bounds)
+    def _declare(self, agg: S3VMAggregate, margin: NDArray[np.float64], bounds: _Bounds) -> Problem:
+        """(15) with unlabeled margins ``margin`` (1 in (15)) in the reduced centred coordinates
+        (w = Vᵀu, b' = b + w·μ, f_k = u·x̃_k + b'), u and b' in the boxes of ``bounds``:
 
-    def _program(
-        self, agg: S3VMAggregate, margin: NDArray[np.float64], bounds: _Bounds
-    ) -> MatrixProgram:
-        """Columns [u (r), b, ξ (K_l), η (K_u), d (K_u)]; unlabeled margins ``margin`` (1 in (15)).
+            min  ½‖u‖² + Σ_{k∈K_l} |C_k| M_l ξ_k + Σ_{k∈K_u} |D_k| M_u η_k
+            s.t. ȳ_k f_k ≥ 1 − ξ_k (14a),  f_k + η_k + M⁺_k (1 − d_k) ≥ margin_k (14b),
+                 −f_k + η_k + M⁻_k d_k ≥ margin_k (14d),  ξ, η ≥ 0,  d_k ∈ {0, 1}
 
-        Rows: (14a) per labeled cluster, (14b) and (14d) per unlabeled cluster, the balance row.
-        d_k is fixed where the score range has one sign (Lemma 1), η_k and d_k where the margin
-        is ≤ 0 (the loss is then 0).
-        """
-        r, L, U = agg.span.rank, agg.L, agg.U
-        n_l, n_u = L.size, U.size
-        xt = agg.xt
+        with M⁺_k = margin_k − min f_k and M⁻_k = margin_k + max f_k over the box. d_k is fixed
+        where the score range has one sign (Lemma 1); η_k and d_k where the margin is ≤ 0 (the
+        loss is then 0; its rows are left out)."""
+        L, U, xt = agg.L, agg.U, agg.xt
         f_lo, f_hi = bounds.score_range(np.linalg.norm(xt[U], axis=1))
-        i_xi, i_eta = r + 1 + np.arange(n_l), r + 1 + n_l + np.arange(n_u)
-        i_d = r + 1 + n_l + n_u + np.arange(n_u)
-        n_cols = r + 1 + n_l + 2 * n_u
-        c = np.zeros(n_cols)
-        c[i_xi] = agg.cost[L]
-        c[i_eta] = agg.cost[U]
-        y = agg.kind[L]
-        big_plus, big_minus = margin - f_lo, margin + f_hi  # M⁺_k, M⁻_k
-        blocks = [
-            sp.hstack(
-                [
-                    sp.csr_matrix(y[:, None] * xt[L]),
-                    y[:, None],
-                    sp.eye(n_l),
-                    sp.csr_matrix((n_l, 2 * n_u)),
-                ]
-            ),
-            sp.hstack(
-                [
-                    sp.csr_matrix(xt[U]),
-                    np.ones((n_u, 1)),
-                    sp.csr_matrix((n_u, n_l)),
-                    sp.eye(n_u),
-                    sp.diags(-big_plus),
-                ]
-            ),
-            sp.hstack(
-                [
-                    sp.csr_matrix(-xt[U]),
-                    -np.ones((n_u, 1)),
-                    sp.csr_matrix((n_u, n_l)),
-                    sp.eye(n_u),
-                    sp.diags(big_minus),
-                ]
-            ),
-        ]
-        row_lo = [np.ones(n_l), margin - big_plus, margin]
-        row_hi = [np.full(n_l, np.inf), np.full(n_u, np.inf), np.full(n_u, np.inf)]
-        col_lo = np.r_[np.full(r, -bounds.W), bounds.b_lo, np.zeros(n_l + 2 * n_u)]
-        col_hi = np.r_[np.full(r, bounds.W), bounds.b_hi, np.full(n_l + n_u, np.inf), np.ones(n_u)]
-        col_lo[i_d[f_lo >= 0]] = 1.0  # the score is ≥ 0 on the whole range: d = 1 (Lemma 1)
-        col_hi[i_d[f_hi < 0]] = 0.0
-        idle = margin <= 0  # loss max{0, margin − |f|} ≡ 0: no rows, η = 0, d fixed
-        col_hi[i_eta[idle]] = 0.0
-        col_hi[i_d[idle]] = col_lo[i_d[idle]]
-        row_lo[1][idle] = -np.inf
-        row_lo[2][idle] = -np.inf
-        q = sp.diags(np.r_[np.ones(r), np.zeros(n_cols - r)]).tocsc()
-        integer = np.zeros(n_cols, dtype=bool)
-        integer[i_d] = True
-        return MatrixProgram(
-            c=c,
-            A=sp.csc_matrix(sp.vstack(blocks)),
-            row_lower=np.concatenate(row_lo),
-            row_upper=np.concatenate(row_hi),
-            col_lower=col_lo,
-            col_upper=col_hi,
-            Q=q,
-            integer=integer,
-            start_point=self._start_point(agg, bounds, margin),
-            meta={"bounds": bounds, "big_plus": big_plus, "big_minus": big_minus},
-        )
+        idle = margin <= 0
+        d_lo = (f_lo >= 0).astype(np.float64)
+        d_hi = np.where(idle, d_lo, (f_hi >= 0).astype(np.float64))
+        p = Problem("S3VM aggregated problem (15)")
+        u = p.variables("u", agg.span.rank, lower=-bounds.W, upper=bounds.W)
+        b = p.variables("b", 1, lower=bounds.b_lo, upper=bounds.b_hi)
+        xi = p.variables("xi", L.size, lower=0.0)
+        eta = p.variables("eta", U.size, lower=0.0, upper=np.where(idle, 0.0, np.inf))
+        d = p.variables("d", U.size, lower=d_lo, upper=d_hi, integer=True)
+        p.minimize(0.5 * sum_squares(u) + agg.cost[L] @ xi + agg.cost[U] @ eta)
+        p.subject_to("labeled_margin", agg.kind[L] * (xt[L] @ u + b) >= 1.0 - xi)
+        on = np.flatnonzero(~idle)
+        pick = sp.identity(U.size, format="csr")[on]  # the unlabeled clusters with rows
+        f, eta_on, d_on = xt[U[on]] @ u + b, pick @ eta, pick @ d
+        big_plus, big_minus = margin[on] - f_lo[on], margin[on] + f_hi[on]
+        p.subject_to("positive_side", f + eta_on + big_plus * (1.0 - d_on) >= margin[on])
+        p.subject_to("negative_side", -f + eta_on + big_minus * d_on >= margin[on])
+        return p
+
+    def _read(
+        self, values: Values, agg: S3VMAggregate, bounds: _Bounds, objective: float | None = None
+    ) -> S3VMSolution:
+        """The solution at the solved (15); d_k as ±1 (0 on labeled clusters)."""
+        u, xi, eta = values["u"], values["xi"], values["eta"]
+        d = np.zeros(len(agg.weight))
+        d[agg.U] = np.where(values["d"] > 0.5, 1.0, -1.0)
+        if objective is None:
+            objective = float(0.5 * u @ u + agg.cost[agg.L] @ xi + agg.cost[agg.U] @ eta)
+        return self._solution(agg, u, float(values["b"][0]), d, objective, bounds)
+
+    def _solve(
+        self, agg: S3VMAggregate, margin: NDArray, bounds: _Bounds, solve: SubSolve
+    ) -> tuple[SolveResult, Values | None]:
+        """(15) with margins ``margin`` on the user's solver, from the point that gave U."""
+        problem = self._declare(agg, margin, bounds)
+        program = problem.program(start_point=self._start_point(agg, bounds, margin))
+        result = solve(program, gap=_GAP)
+        return result, None if result.x is None else problem.values(result)
 
     def _bounds(
         self,
@@ -547,23 +469,19 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return [point]
 
     def _svm_program(self, agg, labels, margin) -> MatrixProgram:
-        """Weighted SVM on the centroids with labels ``labels`` (unlabeled margins ``margin``):
-        columns [u, b', s]; min ½‖u‖² + Σ cost_k s_k, label_k (u·x̃_k + b') + s_k ≥ margin_k."""
-        r, K = agg.span.rank, len(agg.weight)
-        rhs = np.ones(K)
+        """Weighted SVM on the centroids at labels ``labels`` (unlabeled margins ``margin``):
+        min ½‖u‖² + Σ_k cost_k s_k  s.t.  label_k (u·x̃_k + b') + s_k ≥ margin_k,  s ≥ 0 (the
+        clusters of margin ≤ 0 have no row)."""
+        rhs = np.ones(len(agg.weight))
         rhs[agg.U] = margin
-        active = rhs > 0
-        A = sp.hstack([sp.csr_matrix(labels[:, None] * agg.xt), labels[:, None], sp.eye(K)])
+        on = np.flatnonzero(rhs > 0)
         b_lo, b_hi = (agg.y_l, agg.y_l) if self.balance == "constraint" else (-np.inf, np.inf)
-        return MatrixProgram(
-            c=np.r_[np.zeros(r + 1), np.where(active, agg.cost, 0.0)],
-            A=sp.csc_matrix(A),
-            row_lower=np.where(active, rhs, -np.inf),
-            row_upper=np.full(K, np.inf),
-            col_lower=np.r_[np.full(r, -np.inf), b_lo, np.zeros(K)],
-            col_upper=np.r_[np.full(r, np.inf), b_hi, np.full(K, np.inf)],
-            Q=sp.diags(np.r_[np.ones(r), np.zeros(K + 1)]).tocsc(),
-        )
+        p = Problem("S3VM local search: a weighted SVM at fixed labels")
+        u, b = p.variables("u", agg.span.rank), p.variables("b", 1, lower=b_lo, upper=b_hi)
+        slack = p.variables("s", on.size, lower=0.0)
+        p.minimize(0.5 * sum_squares(u) + agg.cost[on] @ slack)
+        p.subject_to("margin", labels[on] * (agg.xt[on] @ u + b) + slack >= rhs[on])
+        return p.program()
 
     @staticmethod
     def _objective_at(agg: S3VMAggregate, u, b, margin) -> float:
@@ -643,10 +561,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             solution = self._solution(agg, fit.w[:r], fit.b, d, float(result.objective), None)
         else:
             bounds = self._good_bounds(agg, previous, None, solve)
-            result = solve(self._program(agg, np.ones(agg.U.size), bounds), gap=_GAP)
-            if result.status is not SolveStatus.OPTIMAL:
+            result, values = self._solve(agg, np.ones(agg.U.size), bounds, solve)
+            if result.status is not SolveStatus.OPTIMAL or values is None:
                 return None, result
-            solution = self._decode(result, agg, bounds)
+            solution = self._read(values, agg, bounds, float(result.objective))
         certificate = self._certify(agg, solution, result, solve)
         return replace(solution, certificate=certificate), result
 
@@ -705,9 +623,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             u, b = (None, 0.0) if fit is None else (fit.w[:r], fit.b)
         else:
             bounds = self._good_bounds(agg, None, margin, solve)
-            relaxed = solve(self._program(agg, margin, bounds), gap=_GAP)
-            x = relaxed.x
-            u, b = (None, 0.0) if x is None else (x[:r], float(x[r]))
+            relaxed, values = self._solve(agg, margin, bounds, solve)
+            u, b = (None, 0.0) if values is None else (values["u"], float(values["b"][0]))
         bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
         if u is None:
             return bound, None

@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from pu_reference import dual_model, primal_linear_model
 
 from aidopt import AIDSolver, AIDStatus
 from aidopt.core.driver import Hook
 from aidopt.core.partition import Partition
 from aidopt.core.registry import get_solver
 from aidopt.data.pu import PAPER_PRIORS, load_uci, paper_split
-from aidopt.models.pu import PUData, PUModel, double_hinge, dual_model, primal_linear_model
+from aidopt.models.pu import PUData, PUModel, double_hinge
 from aidopt.numerics.kernels import Kernel
 from aidopt.solvers.base import SolveStatus
 

@@ -160,20 +160,25 @@ def test_instance_pu_small_linear(capsys, solver: str, extra: list[str]) -> None
 
 
 @pytest.mark.skipif(not HAS_GUROBI, reason="gurobipy not installed")
-def test_instance_pu_small_full_gurobi(capsys) -> None:
-    """The full linear QP fits the pip licence in Pyomo's form (d + 1 + n = 188 variables); the
-    matrix form (two slacks per row, 372 variables) is refused with a named error, exit 2."""
-    argv = ["solve", "pu", "--data", str(SMALL), "--target", "s", "--prior", "0.35", "--full"]
-    argv += ["--solver", "gurobi", "--json"]
-    payload = run_json(capsys, [*argv, "--interface", "pyomo"])
+def test_instance_pu_small_full_gurobi(capsys, tmp_path) -> None:
+    """The full linear QP (5), two slacks per unlabeled row, fits the pip licence (200 variables
+    with quadratic terms) on 90 rows in both the Pyomo and the matrix form; on all 200 rows
+    (372 variables) both are refused with a named error, exit 2."""
     frame = pd.read_csv(SMALL)
+    head = tmp_path / "pu_head.csv"
+    frame.head(90).to_csv(head, index=False)
+    argv = ["solve", "pu", "--target", "s", "--prior", "0.35", "--full", "--solver", "gurobi"]
+    argv += ["--json"]
     reference = clarabel_primal_linear(
-        frame[["x1", "x2", "x3"]].to_numpy(), frame["s"].to_numpy() == 1, 0.35, 0.01
+        frame[["x1", "x2", "x3"]].to_numpy()[:90], frame["s"].to_numpy()[:90] == 1, 0.35, 0.01
     )
-    assert payload["status"] == "optimal"
-    assert payload["objective"] == pytest.approx(reference, rel=1e-6)
-    assert main(argv) == 2
-    assert "size-limited licence refused a model with 372 variables" in capsys.readouterr().err
+    for interface in ("pyomo", "matrix"):
+        payload = run_json(capsys, [*argv, "--data", str(head), "--interface", interface])
+        assert payload["status"] == "optimal"
+        assert payload["objective"] == pytest.approx(reference, rel=1e-6)
+        assert main([*argv, "--data", str(SMALL), "--interface", interface]) == 2
+        refusal = "size-limited licence refused a model with 372 variables"
+        assert refusal in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("solver", "extra"), SOLVERS)

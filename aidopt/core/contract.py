@@ -5,23 +5,24 @@ piecewise linear in a linear score, plugs into the generic AID driver by subclas
 :class:`AggregatedModel` and declaring what the paper declares (§2) — and nothing about any
 solver:
 
-================================  ===========================================================
-``options``                       its parameters, declared once
-(:class:`aidopt.common.options.Option`) ``data_type``                     the data it takes
-(:mod:`aidopt.data.containers`) ``initial_partition``             initial clusters C^0
-(``default_rate``: r^0; ``default_n_init``) ``aggregate``                     aggregated data:
-centroids and weights |C_k| ``build``                         the aggregated problem, declared
-algebraically in Pyomo ``extract``                       the solution read back from the solved
-Pyomo model ``evaluate``                      original objective E^t (upper bound) and the per-entry
-regime ``lower_bound``                   a bound L ≤ E* proven on the original data (the
-certificate)
-================================  ===========================================================
+======================  =====================================================================
+``options``             its parameters (:class:`aidopt.common.options.Option`)
+``data_type``           the data it takes (:mod:`aidopt.data.containers`)
+``default_rate``        the initial aggregation rate r^0
+``initial_partition``   the initial clusters C^0
+``aggregate``           the aggregated data: centroids and weights |C_k|
+``declare``             the aggregated problem, once, in vectorised algebra
+                        (:mod:`aidopt.solvers.algebra`)
+``read``                the solution from the solved declaration
+``evaluate``            the original objective E^t (upper bound) and every entry's regime
+``lower_bound``         a bound L ≤ E* proven on the original data (the certificate)
+======================  =====================================================================
 
-and, optionally, the same problem as a matrix program (``matrix_program`` /
-``solution_from_program``), the problem structures it can be written as (``structures``,
-``to_structure`` / ``from_structure``: weighted quantile regression, weighted SVM, ...), a
-generator of synthetic instances and a benchmark spec. Solvers exploit structures and know no
-model; the driver matches the user's solver name to what the model offers.
+From ``declare`` the framework derives the matrix program (``matrix_program``), the Pyomo model
+(``build``) and both read-backs. Optionally a model names the problem structures the aggregated
+problem is (``structures``, ``to_structure`` / ``from_structure``: weighted quantile regression,
+weighted SVM, ...), a generator of synthetic instances and a benchmark spec. Solvers exploit
+structures and know no model; the driver matches the user's solver name to what the model offers.
 
 Purity of a cluster = all its entries share one regime (the linear piece of the loss); the
 driver splits impure clusters by regime. "Every cluster pure" is the paper's optimality
@@ -32,7 +33,7 @@ the ORIGINAL data (weak duality at a dual point built from the solution, see
 A model never imports a solver, never logs and never mutates its inputs. The constructor is
 generated from ``options`` (arguments stored as given, checked by :meth:`check_params`), as are
 the command-line flags, the estimators' parameters and the options tables of the docs. See
-``docs/writing-a-model.md`` and ``models/ocsvm.py``.
+``docs/writing-a-model.md`` and ``models/svr.py``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from aidopt.common.options import Option, from_args, validate
 from aidopt.core.certificate import Bound, DualPoint
 from aidopt.core.partition import Partition
 from aidopt.exceptions import DataError
+from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import MatrixProgram, ProblemClass
 
@@ -274,13 +276,15 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     def aggregate(self, data: DataT, partition: Partition) -> AggT:
         """Aggregated data of the clusters (centroids, weights |C_k|, cluster labels)."""
 
-    @abstractmethod
-    def build(self, agg: AggT) -> Any:
-        """The aggregated problem as a Pyomo ``ConcreteModel`` (reads like the paper)."""
+    def declare(self, agg: AggT) -> Problem:
+        """The aggregated problem, declared once in vectorised algebra over the aggregate
+        (:mod:`aidopt.solvers.algebra`): the matrix program, the Pyomo model and the read-back of
+        values and multipliers all come from it."""
+        raise NotImplementedError(f"{type(self).__name__} declares no aggregated problem")
 
-    @abstractmethod
-    def extract(self, model: Any, agg: AggT) -> SolT:
-        """The solution read from a solved Pyomo model."""
+    def read(self, values: Values, agg: AggT) -> SolT:
+        """The solution from the solved declaration (its blocks' values and multipliers)."""
+        raise NotImplementedError(f"{type(self).__name__} reads no declared solution")
 
     @abstractmethod
     def evaluate(self, data: DataT, solution: SolT) -> Evaluation:
@@ -317,18 +321,27 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         is its dual expansion, the certificate's dual point): used by ``aidopt verify``."""
         raise NotImplementedError(f"{type(self).__name__} cannot rebuild a solution from JSON")
 
-    # -------------------------------------------------------------- optional: other forms
+    # -------------------------------------------------------------- derived forms
+    def build(self, agg: AggT) -> Any:
+        """The aggregated problem as a Pyomo ``ConcreteModel`` (any Pyomo solver, LP/MPS
+        export, printing)."""
+        return self.declare(agg).pyomo()
+
+    def extract(self, model: Any, agg: AggT) -> SolT:
+        """The solution read from a solved :meth:`build`."""
+        return self.read(self.declare(agg).values_from_pyomo(model), agg)
+
     def matrix_program(self, agg: AggT, previous: Previous | None = None) -> MatrixProgram | None:
-        """The aggregated problem in matrix form (or its exact dual), or None.
+        """The aggregated problem as a matrix program (HiGHS, Gurobi, CPLEX, SCIP).
 
         ``previous`` allows a warm start (e.g. a basis mapped to the split clusters, in the
-        solver-neutral codes of :mod:`aidopt.solvers.program`).
+        solver-neutral codes of :mod:`aidopt.solvers.program`); None: no matrix form.
         """
-        return None
+        return self.declare(agg).program()
 
     def solution_from_program(self, result: SolveResult, agg: AggT) -> SolT:
         """The solution from a solved :meth:`matrix_program`."""
-        raise NotImplementedError(f"{type(self).__name__} has no matrix form")
+        return self.read(self.declare(agg).values(result), agg)
 
     def program_bound(self, result: SolveResult, agg: AggT) -> float | None:
         """What a solved :meth:`matrix_program` proves about F^t (the solver's bound by

@@ -183,14 +183,6 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
         """r^0 = max{1.1m/n, 1e-4} (§4)."""
         return min(1.0, max(1.1 * data.m / data.n, 1e-4))
 
-    def build(self, agg: Aggregate) -> Any:
-        """The declaration as a Pyomo model."""
-        return self.declare(agg).pyomo()
-
-    def extract(self, model: Any, agg: Aggregate) -> LinearFit:
-        """The solution read back from the solved Pyomo model."""
-        return self.read(self.declare(agg).values_from_pyomo(model), agg)
-
     def solve_procedure(
         self, agg: Aggregate, solve: SubSolve, previous: Previous | None
     ) -> tuple[LinearFit | None, SolveResult]:

@@ -34,7 +34,7 @@ from aidopt.common.lazy import sparse as sp
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import MatrixProgram
 
-__all__ = ["DualForm", "Expression", "Problem", "Values", "Variables", "sum_squares"]
+__all__ = ["DualForm", "Expression", "Problem", "Values", "Variables", "quad_form", "sum_squares"]
 
 
 class _Algebra:
@@ -186,6 +186,11 @@ def _product(M: Any, a: Any) -> Any:
 def sum_squares(x: Variables) -> Expression:
     """Σ_j x_j² (a convex quadratic term of an objective)."""
     return Expression(1, {}, None, {x: 2.0 * sp.identity(x.size, format="csr")})
+
+
+def quad_form(x: Variables, Q: Any) -> Expression:
+    """xᵀQx for a symmetric positive semidefinite Q (a convex quadratic term of an objective)."""
+    return Expression(1, {}, None, {x: 2.0 * sp.csr_matrix(Q)})
 
 
 @dataclass(frozen=True)
