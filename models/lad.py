@@ -67,7 +67,7 @@ from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint, best_with_dual, repair_equalities
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.linear_score import Aggregate
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import quantile_fit
@@ -243,7 +243,7 @@ _POLICY = (
 )
 
 
-class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution]):
+class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
     """Least absolute deviations regression (2)/(3): min Σ_i |y_i − β₀ − x_i β|.
 
     ``fit_intercept`` adds β₀ (a column of ones). The policy options (measured in docs/lad.md;

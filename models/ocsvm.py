@@ -46,7 +46,7 @@ from aidopt.core.certificate import (
     repair_equalities,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.data.generate import Generator
@@ -142,7 +142,7 @@ BLOBS = Generator(
 )
 
 
-class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
+class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockPass):
     """Linear large-margin one-class SVM (1): min ½‖w‖² + (C/N) Σ max{0, 1 − w·x_i}."""
 
     name: ClassVar[str] = "ocsvm"
@@ -151,6 +151,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution]):
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     structure_traits: ClassVar[frozenset[str]] = frozenset({NO_INTERCEPT})
     default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svc.md)
+    describes_by_row_sums: ClassVar[bool] = True
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = (
         "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1)"

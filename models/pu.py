@@ -70,7 +70,7 @@ from aidopt.core.certificate import (
     repair_equalities,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
-from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import pu_fit
 from aidopt.data.containers import PositiveUnlabeledData
@@ -256,7 +256,7 @@ def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]
 
 
 # ---------------------------------------------------------------------- the model
-class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
+class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
     """PU learning (5)/(6) under AID: the double-hinge risk of Sansone et al. (2019) with λ‖f‖².
 
     ``kernel`` is an :class:`aidopt.numerics.kernels.Kernel` (default linear; the paper's Gaussian
@@ -270,6 +270,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution]):
     problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     data_type: ClassVar[type] = PositiveUnlabeledData
     structures: ClassVar[tuple[type, ...]] = (PULearning,)
+    describes_by_row_sums: ClassVar[bool] = True
     supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "usmo"  # measured the fastest exact one (docs/pu.md §5)
     citation: ClassVar[str] = (

@@ -39,10 +39,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.common.lazy import sparse as sp
-
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    pass
 
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
@@ -54,8 +52,8 @@ from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDo
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options
 from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
+from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
-from aidopt.solvers.program import MatrixProgram
 from aidopt.solvers.structures import BoxQP, KernelOneClass
 
 __all__ = ["SVDDModel", "best_radius"]
@@ -107,52 +105,22 @@ class SVDDModel(KernelDomainModel):
         return self.C * agg.weight  # C W_k
 
     # ------------------------------------------------------------------ the aggregated dual
-    def build(self, agg: DomainAggregate) -> pyo.ConcreteModel:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        Kbar, dbar, upper = agg.gram, agg.diag_mean, self._upper(agg)
-        model = pyo.ConcreteModel(name="SVDD aggregated dual")
-        model.K = pyo.RangeSet(0, len(upper) - 1)  # clusters k
-        model.b = pyo.Var(model.K, bounds=lambda m, k: (0.0, upper[k]))  # 0 ≤ b_k ≤ C|C_k|
-
-        @model.Objective(sense=pyo.maximize)  # Σ b_k d̄_k − Σ K̄_kq b_k b_q
-        def dual_objective(m):
-            quad = sum(Kbar[k, q] * m.b[k] * m.b[q] for k in m.K for q in m.K)
-            return sum(dbar[k] * m.b[k] for k in m.K) - quad
-
-        @model.Constraint()  # Σ_k b_k = 1
-        def simplex(m):
-            return sum(m.b[k] for k in m.K) == 1
-
-        return model
-
-    def extract(self, model: pyo.ConcreteModel, agg: DomainAggregate) -> DomainSolution:
-        b = np.array([model.b[k].value for k in model.K], dtype=np.float64)
-        return self._solution(agg, b)
-
-    def matrix_program(
-        self, agg: DomainAggregate, previous: Previous | None = None
-    ) -> MatrixProgram:
-        """min vᵀv − d̄ᵀb s.t. v − Lᵀb = 0, Σb = 1, 0 ≤ b ≤ C|C_k| (L Lᵀ = K̄); columns (v, b)."""
-        L, u = self.factor(agg), self._upper(agg)
-        K, r = L.shape
-        return MatrixProgram(
-            c=np.r_[np.zeros(r), -agg.diag_mean],
-            A=sp.vstack(
-                [
-                    sp.hstack([sp.eye(r), sp.csr_matrix(-L.T)]),
-                    sp.hstack([sp.csr_matrix((1, r)), sp.csr_matrix(np.ones((1, K)))]),
-                ]
-            ).tocsc(),
-            row_lower=np.r_[np.zeros(r), 1.0],
-            row_upper=np.r_[np.zeros(r), 1.0],
-            col_lower=np.r_[np.full(r, -np.inf), np.zeros(K)],
-            col_upper=np.r_[np.full(r, np.inf), u],
-            Q=sp.diags(np.r_[np.full(r, 2.0), np.zeros(K)], format="csc"),
+    def declare(self, agg: DomainAggregate) -> Problem:
+        """The dual max d̄ᵀb − bᵀK̄b s.t. Σ_k b_k = 1, 0 ≤ b_k ≤ C W_k, in factored form
+        (L Lᵀ = K̄): min ‖v‖² − d̄ᵀb  s.t.  v = Lᵀb,  Σ_k b_k = 1,  0 ≤ b_k ≤ C W_k."""
+        L = agg.factor
+        p = Problem("SVDD aggregated dual")
+        v, b = (
+            p.variables("v", L.shape[1]),
+            p.variables("b", L.shape[0], lower=0.0, upper=self._upper(agg)),
         )
+        p.minimize(sum_squares(v) - agg.diag_mean @ b)
+        p.subject_to("expansion", v == L.T @ b)
+        p.subject_to("simplex", np.ones(L.shape[0]) @ b == 1.0)
+        return p
 
-    def solution_from_program(self, result: SolveResult, agg: DomainAggregate) -> DomainSolution:
-        return self._solution(agg, result.x[-agg.weight.size :])
+    def read(self, values: Values, agg: DomainAggregate) -> DomainSolution:
+        return self._solution(agg, values["b"])
 
     def program_bound(self, result: SolveResult, agg: DomainAggregate) -> float | None:
         return None  # the certificate is the dual at the repaired b (lower_bound)

@@ -18,7 +18,7 @@ Dual recovery (§3.2): α̂_i = ᾱ_k / |C_k| for i ∈ C_k is feasible for the 
 same w, and is dual optimal when every cluster is pure (:meth:`SVMSolution.entry_duals`).
 
 Declared once (``declare``): (9) itself, also the Pyomo model. Matrix form: its dual with w
-kept as free variables v and ᾱ scaled to β = ᾱ/(M|C_k|) (:func:`dual_program`),
+kept as free variables v and ᾱ scaled to β = ᾱ/(M|C_k|) (``svm_parts.scaled_dual``),
 
     min  ½‖v‖² − Σ_k M|C_k| β_k   s.t.  v − Σ_k β_k M|C_k| ȳ_k x̄_k = 0,  Σ_k β_k M|C_k| ȳ_k = 0,
          0 ≤ β_k ≤ 1.
@@ -55,7 +55,7 @@ from aidopt.core.certificate import (
     repair_equalities,
 )
 from aidopt.core.clustering import n_clusters_for_rate
-from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
@@ -64,10 +64,10 @@ from aidopt.exceptions import DataError
 from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
-    dual_program,
+    dual_alpha,
     optimal_intercept,
     per_class_partition,
-    program_alpha,
+    scaled_dual,
     stratified_sample,
     training_accuracy,
 )
@@ -196,7 +196,7 @@ def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, N
 
 
 # ---------------------------------------------------------------------- the model
-class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
+class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
     """Linear SVM (7)/(9): min ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)}.
 
     ``M`` is the penalty (libsvm's C; the paper's experiments use M = 0.1). On the command line
@@ -209,6 +209,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     data_type: ClassVar[type] = BinaryData
     structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
     default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svm.md)
+    describes_by_row_sums: ClassVar[bool] = True
     supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.2, problems (7), (9), (10), Props. 3-4"
     generator: ClassVar[Any] = GENERATOR
@@ -298,16 +299,19 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         return SVMSolution(values["w"].copy(), float(values["b"][0]), alpha, agg.partition)
 
     def matrix_program(self, agg: SVMAggregate, previous: Previous | None = None) -> MatrixProgram:
-        """The dual of (9), scaled to β = ᾱ/(M|C_k|) ∈ [0, 1] (:func:`dual_program`; HiGHS takes
-        2.1× as long on the unscaled dual form of the declaration at 20,000 × 20)."""
-        return dual_program(agg.xbar, agg.label, self.M * agg.weight)
+        """The dual of (9), scaled (:func:`scaled_dual`)."""
+        return scaled_dual(agg.xbar, agg.label, self.M * agg.weight).program()
 
     def solution_from_program(self, result: SolveResult, agg: SVMAggregate) -> SVMSolution:
-        return self._dual_solution(agg, program_alpha(result, agg.label, self.M * agg.weight))
+        return self._dual_solution(agg, self._program_alpha(result, agg))
 
     def program_bound(self, result: SolveResult, agg: SVMAggregate) -> float | None:
         """D(ᾱ) at the repaired dual point: a lower bound on F^t by weak duality."""
-        return _dual_value(agg, program_alpha(result, agg.label, self.M * agg.weight))[0]
+        return _dual_value(agg, self._program_alpha(result, agg))[0]
+
+    def _program_alpha(self, result: SolveResult, agg: SVMAggregate) -> NDArray[np.float64]:
+        upper = self.M * agg.weight
+        return dual_alpha(scaled_dual(agg.xbar, agg.label, upper).values(result), agg.label, upper)
 
     def _dual_solution(self, agg: SVMAggregate, alpha: NDArray[np.float64]) -> SVMSolution:
         """w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact best b̄ of (9) for it."""

@@ -32,7 +32,7 @@ model builds the full n × n Gram (memory 8n²).
 
 Forms. The Pyomo model is (21) itself. Matrix form: (21) factored, with K̄ = L Lᵀ
 (eigendecomposition, eigenvalues below 1e-12·λ_max dropped), the dual with free v = Lᵀ(α∘ȳ) and
-an identity Hessian (:func:`aidopt.models.svm.dual_program`). Structure: the weighted SVM with
+an identity Hessian (:func:`aidopt.models.svm_parts.scaled_dual`). Structure: the weighted SVM with
 the Gram matrix K̄, weights |C_k| and C = M (:class:`aidopt.solvers.structures.WeightedSVM`, libsvm's
 ``kernel="precomputed"``). Whatever the solver returns, the model repairs α to exact
 feasibility, reports D(ᾱ) with the exact K̄ as the lower bound, and takes b̄ as the exact
@@ -51,7 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
-    import pyomo.environ as pyo
+    pass
 
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
@@ -63,10 +63,10 @@ from aidopt.exceptions import DataError
 from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
-    dual_program,
+    dual_alpha,
     optimal_intercept,
     per_class_partition,
-    program_alpha,
+    scaled_dual,
     stratified_sample,
     training_accuracy,
 )
@@ -82,9 +82,10 @@ from aidopt.numerics.kernels import (
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
+from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
-from aidopt.solvers.program import MatrixProgram, ProblemClass
-from aidopt.solvers.structures import GRAM, SVMFit, WeightedSVM, feasible_dual
+from aidopt.solvers.program import ProblemClass
+from aidopt.solvers.structures import GRAM, SVMFit, WeightedSVM
 
 __all__ = [
     "KernelSVMAggregate",
@@ -176,6 +177,13 @@ class LazyGram:
             assert self.kernel is not None, "a singleton aggregate carries its kernel"
             return self.kernel(self.X, self.X)
         return self.gram_sum / np.outer(self.weight, self.weight)
+
+    @functools.cached_property
+    def factor(self) -> NDArray[np.float64]:
+        """L with L Lᵀ = K̄ (eigenvalues below 1e-12·λ_max dropped)."""
+        lam, V = np.linalg.eigh(0.5 * (self.gram + self.gram.T))
+        keep = lam > _EIG_RTOL * max(lam[-1], 0.0)
+        return V[:, keep] * np.sqrt(lam[keep])
 
     def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
         """K̄ v (for singletons in O(K · nnz(v)) kernel values, without forming K̄)."""
@@ -321,55 +329,18 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         )
 
     # ------------------------------------------------------------------ aggregated dual (21)
-    def build(self, agg: KernelSVMAggregate) -> pyo.ConcreteModel:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
+    def declare(self, agg: KernelSVMAggregate) -> Problem:
+        """(21), max Σ ᾱ_k − ½ Σ K̄_kq ᾱ_k ᾱ_q ȳ_k ȳ_q s.t. Σ ᾱ_k ȳ_k = 0, 0 ≤ ᾱ_k ≤ M|C_k|,
+        in the factored, scaled form of :func:`~aidopt.models.svm_parts.scaled_dual`."""
+        return scaled_dual(agg.factor, agg.label, self.M * agg.weight)
 
-        Kbar, ybar, upper = agg.gram, agg.label, self.M * agg.weight
-        model = pyo.ConcreteModel(name="Kernel SVM aggregated dual (21)")
-        model.K = pyo.RangeSet(0, len(ybar) - 1)  # clusters k ∈ K^t
-        model.alpha = pyo.Var(model.K, bounds=lambda m, k: (0.0, upper[k]))  # 0 ≤ α_k ≤ |C_k|M
-
-        @model.Objective(sense=pyo.maximize)  # (21) Σ α_k − ½ Σ K̄_kq α_k α_q ȳ_k ȳ_q
-        def dual_objective(m):
-            quad = sum(
-                Kbar[k, q] * ybar[k] * ybar[q] * m.alpha[k] * m.alpha[q] for k in m.K for q in m.K
-            )
-            return sum(m.alpha[k] for k in m.K) - 0.5 * quad
-
-        @model.Constraint()  # (21) Σ_k α_k ȳ_k = 0
-        def balance(m):
-            return sum(m.alpha[k] * ybar[k] for k in m.K) == 0
-
-        return model
-
-    def extract(self, model: pyo.ConcreteModel, agg: KernelSVMAggregate) -> KernelSVMSolution:
-        import pyomo.environ as pyo  # loaded when a Pyomo model is built (~0.7 s)
-
-        alpha = np.array([pyo.value(model.alpha[k]) for k in model.K], dtype=np.float64)
-        return self._solution(agg, feasible_dual(alpha, agg.label, self.M * agg.weight))
-
-    def matrix_program(
-        self, agg: KernelSVMAggregate, previous: Previous | None = None
-    ) -> MatrixProgram:
-        """(21) in the factored, scaled form of ``dual_program``."""
-        return dual_program(self._factor(agg), agg.label, self.M * agg.weight)
-
-    def solution_from_program(
-        self, result: SolveResult, agg: KernelSVMAggregate
-    ) -> KernelSVMSolution:
-        return self._solution(agg, program_alpha(result, agg.label, self.M * agg.weight))
+    def read(self, values: Values, agg: KernelSVMAggregate) -> KernelSVMSolution:
+        return self._solution(agg, dual_alpha(values, agg.label, self.M * agg.weight))
 
     def program_bound(self, result: SolveResult, agg: KernelSVMAggregate) -> float | None:
         """D(ᾱ) with the exact K̄ at the repaired dual point: a lower bound on F^t."""
-        return self._dual_value(agg, program_alpha(result, agg.label, self.M * agg.weight))
-
-    @staticmethod
-    def _factor(agg: KernelSVMAggregate) -> NDArray[np.float64]:
-        """L with L Lᵀ = K̄ (eigenvalues below 1e-12·λ_max dropped)."""
-        Kbar = agg.gram
-        lam, V = np.linalg.eigh(0.5 * (Kbar + Kbar.T))
-        keep = lam > _EIG_RTOL * max(lam[-1], 0.0)
-        return V[:, keep] * np.sqrt(lam[keep])
+        values = self.declare(agg).values(result)
+        return self._dual_value(agg, dual_alpha(values, agg.label, self.M * agg.weight))
 
     @staticmethod
     def _dual_value(agg: KernelSVMAggregate, alpha: NDArray[np.float64]) -> float:

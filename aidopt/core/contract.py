@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AggregatedModel",
+    "BlockPass",
     "Bound",
     "Dataset",
     "DualPoint",
@@ -365,3 +366,91 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         ``solve`` (the user's solver, as a function) and return (solution, result). The default,
         None, lets the driver solve the one aggregated problem."""
         return None
+
+
+class BlockPass(ABC):
+    """The chunked data pass: a model whose per-entry work is a sum over rows declares it per
+    block of rows, and the engine (:mod:`aidopt.engine.chunked`) runs it on rows in blocks, in
+    memory or on Dask. ``rows`` is a block (the model's data type), ``whole`` the n and m of all
+    rows; a term of E^t that is not a row sum (a regulariser) comes with the block at offset 0.
+    """
+
+    #: True when ``solution_to_dict`` takes ``row_sums``, the sums of
+    #: :meth:`solution_row_sums` over every block (an SVM's training accuracy)
+    describes_by_row_sums: ClassVar[bool] = False
+
+    @abstractmethod
+    def initial_sample_size(self, whole: Any) -> int:
+        """Rows of the random sample that places C^0."""
+
+    @abstractmethod
+    def initial_rule(self, sample: Any, whole: Any, rate: float) -> Any:
+        """What places a row in C^0, fitted on the sample."""
+
+    @abstractmethod
+    def initial_labels(self, rows: Any, offset: int, rule: Any) -> NDArray[np.int64]:
+        """The C^0 labels of a block (one streaming pass)."""
+
+    @abstractmethod
+    def cluster_columns(self, rows: Any) -> list[Any]:
+        """Per-row columns whose cluster sums are the aggregate (vectors and matrices side by
+        side; ``ROW_COUNT`` for a column of ones)."""
+
+    @abstractmethod
+    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Any:
+        """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
+
+    @abstractmethod
+    def evaluate_rows(self, rows: Any, solution: Any, offset: int, whole: Any) -> Evaluation:
+        """A block's share of E^t (with its rounding bound) and its regimes."""
+
+    @abstractmethod
+    def bound_candidates(self, agg: Any, solution: Any) -> tuple[list[tuple[Any, str]], Any]:
+        """The cluster duals to spread over the entries, each with what it is, and a context
+        for :meth:`bound_from_terms`."""
+
+    @abstractmethod
+    def bound_terms(self, rows: Any, u: NDArray[np.float64]) -> Any:
+        """A block's sums of the certificate at the per-row dual u (they add:
+        ``type(terms).total``)."""
+
+    @abstractmethod
+    def bound_from_terms(
+        self,
+        terms: Any,
+        context: Any,
+        n_clusters: int,
+        upper: float,
+        source: str,
+        feature_names: list[str],
+    ) -> Bound | None:
+        """The bound from the terms summed over every block."""
+
+    def cluster_bound_terms(self, rows: Any, labels: NDArray[np.int64], duals: Any) -> list[Any]:
+        """:meth:`bound_terms` at u = s[labels] for every cluster dual s of ``duals`` (q × K
+        × ...); a model may compute them in one read of the block."""
+        return [self.bound_terms(rows, s[labels]) for s in duals]
+
+    def evaluate_and_bound_rows(
+        self,
+        rows: Any,
+        solution: Any,
+        offset: int,
+        whole: Any,
+        labels: NDArray[np.int64],
+        duals: Any,
+    ) -> tuple[Evaluation, list[Any]]:
+        """:meth:`evaluate_rows` and :meth:`cluster_bound_terms` (a model may fuse them into
+        one read of the block)."""
+        evaluation = self.evaluate_rows(rows, solution, offset, whole)
+        return evaluation, self.cluster_bound_terms(rows, labels, duals)
+
+    def check_blocks(self) -> None:
+        """Refuse, before any reading, a setting of the model that needs every row at once
+        (raise InvalidParameterError); every setting runs on blocks by default."""
+        return
+
+    def solution_row_sums(self, rows: Any, solution: Any) -> NDArray:
+        """What the description of the answer sums over a block's rows (when
+        :attr:`describes_by_row_sums`)."""
+        raise NotImplementedError(f"{type(self).__name__} describes no answer by row sums")

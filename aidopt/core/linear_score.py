@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from aidopt.common.lazy import issparse
 from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
-from aidopt.core.contract import AggregatedModel, Evaluation, Previous, SubSolve
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.exceptions import DataError
 from aidopt.numerics.rounding import (
@@ -138,7 +138,7 @@ class DualTerms:
         )
 
 
-class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit]):
+class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
     """Base of a model min ½‖w‖² + Σ ℓ(y_i, x_i·w + b) (see the module docstring). A subclass
     states :meth:`loss`, :meth:`conjugate`, :attr:`dual_box`, :meth:`intercept_bound`,
     :meth:`declare` and :meth:`read`."""

@@ -1,33 +1,9 @@
 """AID on rows in blocks: the generic driver, unchanged, on a model's chunked data pass.
 
-A model whose per-entry work is a sum over rows declares it per block of rows — the *chunked
-data pass* of the contract (:mod:`aidopt.core.contract`):
-
-=========================================  ==================================================
-``initial_sample_size(whole)``             rows of the sample that places C^0
-``initial_rule(sample, whole, rate)``      what places a row in C^0, fitted on the sample
-``initial_labels(rows, offset, rule)``     the C^0 labels of a block (one streaming pass)
-``cluster_columns(rows)``                  per-row columns whose cluster sums are the aggregate
-                                           (a list of vectors and matrices, side by side;
-                                           ``ROW_COUNT`` for a column of ones)
-``aggregate_from_sums(sums, partition)``   the aggregated data from those sums
-``evaluate_rows(rows, sol, offset, whole)``  a block's share of E^t, its regimes
-``bound_candidates(agg, solution)``        the dual points to try, from the aggregated data
-``bound_terms(rows, s)``                   a block's sums of the certificate at u (they add:
-                                           ``type(terms).total``)
-``bound_from_terms(terms, ctx, K, U, ...)``  the bound from the summed terms
-=========================================  ==================================================
-
-Optional: ``cluster_bound_terms(rows, labels, duals)`` — ``bound_terms`` at u = s[labels] for
-every cluster dual s (``duals[d]``, q × K × ...) at once (one read of the block instead of one
-per dual);
-``evaluate_and_bound_rows(rows, sol, offset, whole, labels, duals)`` — ``evaluate_rows`` and
-``cluster_bound_terms`` together (one read for both); ``check_blocks()``
-— refuses, before any reading, a setting of the model that needs every row at once (PU's
-non-linear kernels); ``solution_row_sums(rows, solution)`` — what the
-description of the answer sums over the rows (an SVM's training accuracy), passed summed to
-``solution_to_dict(header, solution, row_sums=...)``. A term of E^t that is not a row sum (a
-regulariser) comes with the block at offset 0.
+A model whose per-entry work is a sum over rows declares it per block of rows by subclassing
+:class:`~aidopt.core.contract.BlockPass` (the samples and labels of C^0, the columns whose
+cluster sums are the aggregate, a block's share of E^t and its regimes, the certificate's terms
+per block and the bound from their sums).
 
 :func:`on_blocks` turns a model into one whose four data components (``initial_partition``,
 ``aggregate``, ``evaluate``, ``lower_bound``) run those hooks on a :class:`~aidopt.engine.blocks.
@@ -51,31 +27,20 @@ from typing import Any
 
 import numpy as np
 
-from aidopt.core.contract import AggregatedModel, Evaluation
+from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation
 from aidopt.engine.blocks import Blocks
 from aidopt.engine.partition import BlockPartition, StateRef, small_ints
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.numerics.rounding import EPS
 
-__all__ = ["CHUNKED_HOOKS", "on_blocks", "runs_on_blocks", "supports_blocks"]
+__all__ = ["on_blocks", "runs_on_blocks", "supports_blocks"]
 
-CHUNKED_HOOKS = (
-    "initial_sample_size",
-    "initial_rule",
-    "initial_labels",
-    "cluster_columns",
-    "aggregate_from_sums",
-    "evaluate_rows",
-    "bound_candidates",
-    "bound_terms",
-    "bound_from_terms",
-)
 _SERIAL = itertools.count()
 
 
 def supports_blocks(model: AggregatedModel | type) -> bool:
-    """True when the model declares the chunked data pass (every hook of CHUNKED_HOOKS)."""
-    return all(callable(getattr(model, hook, None)) for hook in CHUNKED_HOOKS)
+    """True when the model declares the chunked data pass (a :class:`BlockPass`)."""
+    return issubclass(model if isinstance(model, type) else type(model), BlockPass)
 
 
 @dataclass(frozen=True)
@@ -92,30 +57,15 @@ def _initial_labels(block, offset, model, rule):
 
 
 def _evaluate(block, offset, labels, model, solution, whole, duals):
-    """A block's evaluation, and the certificate's terms at each dual (the same pass; the
-    model's ``evaluate_and_bound_rows`` when it has one)."""
-    both = getattr(model, "evaluate_and_bound_rows", None)
-    if callable(both):
-        ev, terms = both(block, solution, offset, whole, labels, duals)
-    else:
-        ev = model.evaluate_rows(block, solution, offset, whole)
-        terms = _cluster_bound_terms(model, block, labels, duals)
+    """A block's evaluation, and the certificate's terms at each dual (the same pass)."""
+    ev, terms = model.evaluate_and_bound_rows(block, solution, offset, whole, labels, duals)
     finer = None if ev.split_regime is None else small_ints(ev.split_regime)
     has_finer = finer is not None
     return (small_ints(ev.regime), finer), (ev.objective, ev.objective_error, has_finer, terms)
 
 
 def _bound_terms(block, offset, labels, model, duals):
-    return (), _cluster_bound_terms(model, block, labels, duals)
-
-
-def _cluster_bound_terms(model, block, labels, duals):
-    """The certificate's terms at u = s[labels] for each cluster dual s: the model's
-    ``cluster_bound_terms`` (all of them in one read of the block), else ``bound_terms`` each."""
-    fused = getattr(model, "cluster_bound_terms", None)
-    if callable(fused):
-        return fused(block, labels, duals)
-    return [model.bound_terms(block, s[labels]) for s in duals]
+    return (), model.cluster_bound_terms(block, labels, duals)
 
 
 def _stacked(candidates: list, n_clusters: int) -> np.ndarray:
@@ -130,10 +80,23 @@ def _solution_row_sums(block, offset, model, solution):
     return (), model.solution_row_sums(block, solution)
 
 
+@dataclass(frozen=True, eq=False)
+class _BlockTerms:
+    """What the evaluation's pass summed for the certificate (``Evaluation.bound_terms``): the
+    candidate duals at ``solution``, their context and every block's terms at them."""
+
+    solution: Any
+    candidates: list
+    context: Any
+    per_block: list
+
+
 class _OnBlocks:
     """Placed before a model class by :func:`on_blocks`: the data components on blocks."""
 
-    _plain: AggregatedModel  # the model itself, what the kernels get (no caches)
+    _plain: Any  # the model itself (an AggregatedModel and a BlockPass), what the kernels get
+    _aggregates: dict[str, Any]  # the aggregate of the last partition, by its slot
+    _evaluation_slots: tuple[str, ...]  # the slots of the last evaluation's regimes
 
     def check_data(self, data: Blocks) -> None:
         if not isinstance(data, Blocks):
@@ -173,7 +136,7 @@ class _OnBlocks:
         The same pass sums the certificate's terms at the model's candidate duals, which the
         aggregated data and the solution fix already: :meth:`lower_bound` needs no pass."""
         regime, finer = f"regime{next(_SERIAL)}", f"finer{next(_SERIAL)}"
-        data.drop(*getattr(self, "_evaluation_slots", ()))
+        data.drop(*self._evaluation_slots)
         self._evaluation_slots = (regime, finer)
         whole = Shape(data.n, data.m)
         candidates, context = self._candidates(data, solution)
@@ -187,7 +150,6 @@ class _OnBlocks:
             reads=(solution.partition.slot,),
             writes=(regime, finer),
         )
-        self._fused = (solution, candidates, context, [terms for *_, terms in found])
         objective = math.fsum(value for value, *_ in found)
         error = math.fsum(err for _, err, *_ in found) * (1 + 2 * EPS) + EPS * abs(objective)
         has_finer = any(f for _, _, f, _ in found)
@@ -198,6 +160,7 @@ class _OnBlocks:
             StateRef(regime),  # type: ignore[arg-type]
             StateRef(finer) if has_finer else None,  # type: ignore[arg-type]
             error,
+            _BlockTerms(solution, candidates, context, [terms for *_, terms in found]),
         )
 
     def lower_bound(self, data, solution, evaluation, upper, dual=None):
@@ -208,9 +171,9 @@ class _OnBlocks:
                 "a bound at a given dual point needs the rows in memory (aidopt verify)"
             )
         part = solution.partition
-        fused = getattr(self, "_fused", None)
-        if fused is not None and fused[0] is solution:
-            _, candidates, context, per_block = fused
+        read = evaluation.bound_terms
+        if isinstance(read, _BlockTerms) and read.solution is solution:
+            candidates, context, per_block = read.candidates, read.context, read.per_block
         else:  # not the solution just evaluated: its own pass
             candidates, context = self._candidates(data, solution)
             duals = _stacked(candidates, part.n_clusters)
@@ -237,7 +200,7 @@ class _OnBlocks:
         a model that describes it by sums over the rows (``solution_row_sums``: an SVM's
         training accuracy) gets them summed over every block (one pass)."""
         plain = self._plain
-        if not callable(getattr(plain, "solution_row_sums", None)):
+        if not plain.describes_by_row_sums:
             return plain.solution_to_dict(data.header, solution)
         sums = data.run(_solution_row_sums, plain, solution)
         return plain.solution_to_dict(  # type: ignore[call-arg]
@@ -248,7 +211,7 @@ class _OnBlocks:
         """The model's candidate duals (and their context) from the aggregated data of the
         solution's clusters (the cached aggregate: computed again only when it is not)."""
         part = solution.partition
-        agg = getattr(self, "_aggregates", {}).get(part.slot)
+        agg = self._aggregates.get(part.slot)
         if agg is None:
             agg = self.aggregate(data, part)
         return self._plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
@@ -270,15 +233,14 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
     if not supports_blocks(cls):
         raise InvalidParameterError(
             f"The {model.name} model has no chunked data pass (only the linear models do: "
-            f"it needs {', '.join(CHUNKED_HOOKS)}); run it with the numpy engine."
+            "a BlockPass); run it with the numpy engine."
         )
-    check = getattr(model, "check_blocks", None)
-    if callable(check):
-        check()  # a setting of the model that needs every row at once
+    model.check_blocks()  # type: ignore[attr-defined]  # a setting that needs every row at once
     made = _CLASSES.get(cls)
     if made is None:
         made = _CLASSES[cls] = type(f"{cls.__name__}OnBlocks", (_OnBlocks, cls), {})
     out = object.__new__(made)
     out.__dict__.update(model.__dict__)
     out._plain = model
+    out._aggregates, out._evaluation_slots = {}, ()
     return out
