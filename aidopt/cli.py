@@ -276,7 +276,7 @@ class _Results:
         with contextlib.suppress(AttributeError, OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             try:
-                os.dup2(devnull, self.stream.fileno())
+                os.dup2(devnull, self.stream.fileno())  # type: ignore[union-attr]
             finally:
                 os.close(devnull)
 
@@ -508,7 +508,7 @@ def _solve(args: argparse.Namespace, out: _Results) -> int:
     solver = AIDSolver(model, **from_args(RUN_OPTIONS, args), verbose=2 if args.solver_log else 0)
     render = (lambda r: json_line(r.to_dict())) if args.json else _result_text
     with Watchdog(solver.time_limit, out, render) as watchdog:
-        solver.hooks = [*solver.hooks, watchdog]
+        solver.hooks = (*solver.hooks, watchdog)
         if args.engine is not None or args.chunk_rows is not None:
             result = _solve_on_blocks(model, solver, args)
         else:

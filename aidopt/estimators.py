@@ -82,9 +82,9 @@ def estimator_parameters(model_class: Any, *, extras: bool = True) -> tuple[Opti
     """The parameters of an estimator: the model's options (with ``extras``, the command-line
     extras that its ``from_options`` takes, replacing an option of the same name), then the
     run's."""
-    extras = getattr(model_class, "cli_extras", ()) if extras else ()
-    replaced = {o.name for o in extras}
-    model = [o for o in model_class.options if o.name not in replaced] + list(extras)
+    taken: tuple[Option, ...] = tuple(getattr(model_class, "cli_extras", ())) if extras else ()
+    replaced = {o.name for o in taken}
+    model = [o for o in model_class.options if o.name not in replaced] + list(taken)
     return (
         *(dataclasses.replace(o, name=RENAMED.get(o.name, o.name)) for o in model),
         *RUN_OPTIONS,
@@ -160,7 +160,7 @@ class _GenericEstimator(AIDEstimator):
         unsupervised = data_type.target == "none"
         if unsupervised:
             X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-            y = np.zeros(X.shape[0])  # a stand-in that the weight-0 filter below cuts like X
+            y = np.zeros(np.shape(X)[0])  # a stand-in that the weight-0 filter below cuts like X
         else:
             X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         X, y, weight = _weighted_rows(X, y, sample_weight)
@@ -196,21 +196,20 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
     """A scikit-learn estimator class for a registered model (by name) or a model class: its
     parameters are the model's options and the run's, ``fit`` solves by AID. The class is
     ``aidopt.estimators.AID<Model>`` (found by that name, so its estimators pickle)."""
-    if isinstance(model, str):
-        from aidopt.core.registry import model as registered
+    from aidopt.core.registry import model as registered
 
-        model = registered(model)
-    name = f"AID{model.__name__.removesuffix('Model')}"
+    cls: Any = registered(model) if isinstance(model, str) else model
+    name = f"AID{cls.__name__.removesuffix('Model')}"
     made = _GENERATED.get(name)
-    if made is not None and made._model_class is model:
+    if made is not None and made._model_class is cls:
         return made
     attributes = {
-        "_model_class": model,
-        "_parameters": estimator_parameters(model),
-        "__doc__": f"{(model.__doc__ or model.__name__).strip().splitlines()[0]} (fitted by AID)",
+        "_model_class": cls,
+        "_parameters": estimator_parameters(cls),
+        "__doc__": f"{(cls.__doc__ or cls.__name__).strip().splitlines()[0]} (fitted by AID)",
         "__module__": __name__,
     }
-    base = _GenericRegressor if model.data_type is RegressionData else _GenericEstimator
+    base = _GenericRegressor if cls.data_type is RegressionData else _GenericEstimator
     made = _GENERATED[name] = type(name, (base,), attributes)
     return made
 
@@ -295,7 +294,7 @@ class _BinaryClassifier(ClassifierMixin, AIDEstimator):
         scores = self.decision_function(X)  # checks that the estimator is fitted first
         return self.classes_[(scores > 0).astype(np.int64)]
 
-    def _two_classes(self, y: NDArray, needs: str) -> NDArray:
+    def _two_classes(self, y: Any, needs: str) -> NDArray:
         """The two sorted label values of y, or scikit-learn's binary-only error."""
         classes = np.unique(y)
         if classes.size != 2:
@@ -306,7 +305,7 @@ class _BinaryClassifier(ClassifierMixin, AIDEstimator):
         return classes
 
 
-def _semi_supervised_target(y: NDArray) -> tuple[NDArray, NDArray[np.bool_], NDArray]:
+def _semi_supervised_target(y: Any) -> tuple[NDArray, NDArray[np.bool_], NDArray]:
     """(y as objects, the unlabeled mask — y = -1, NaN or None, scikit-learn's semi-supervised
     convention — and the labeled rows' labels in one dtype, checked as classification targets)."""
     target = np.asarray(y, dtype=object)
@@ -404,12 +403,13 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
             )
         self.classes_ = classes
         if unlabeled.any():
-            masked = np.where(unlabeled, None, target)
-            self.result_ = self.solve(SemiSupervisedData.from_arrays(X, masked))
+            masked = target.astype(object)
+            masked[unlabeled] = None
+            self.result_: Any = self.solve(SemiSupervisedData.from_arrays(X, masked))
             self.solution_ = self.result_
             self.status_ = self.result_.status
             self.n_iter_ = self.result_.iterations
-            self.certificate_ = None  # a local method proves nothing
+            self.certificate_: Any = None  # a local method proves nothing
             self.history_ = pd.DataFrame(list(self.result_.rounds))
             self.coef_ = self.result_.w
             self.intercept_ = self.result_.intercept
@@ -419,7 +419,7 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
         self.labels_ = classes[(scores >= 0).astype(np.int64)]
         return self
 
-    def _fit_supervised(self, X: Any, y: NDArray) -> None:
+    def _fit_supervised(self, X: Any, y: Any) -> None:
         """(3) with no unlabeled row: ½‖w‖² + (C_l/n) Σ hinge, b free — the SVM with M = C_l/n
         (the kernel SVM for a kernel; the empirical feature map spans the same space)."""
         M = self.C_l / X.shape[0]
@@ -431,7 +431,7 @@ class CutS3VMClassifier(ClassifierMixin, BaseEstimator, CutS3VM):
                 M=M, kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0
             )
         run = AIDSolver(model, time_limit=self.time_limit, random_state=self.random_state or 0)
-        result = run.solve(BinaryData.from_arrays(X, y))
+        result: Any = run.solve(BinaryData.from_arrays(X, y))
         self.result_ = result
         self.solution_ = result.solution
         self.status_ = result.status.value
@@ -549,7 +549,8 @@ class AIDS3VC(_BinaryClassifier):
             data = BinaryData.from_arrays(X, y, features, weight=weight)
             result = self._run(data, SVMModel(M=self.M_l))
         else:
-            masked = np.where(unlabeled, None, target)
+            masked = target.astype(object)
+            masked[unlabeled] = None
             result = self._run(SemiSupervisedData.from_arrays(X, masked, features, weight=weight))
         self.solution_ = result.solution
         scores = np.asarray(result.solution.decision_function(rows), dtype=np.float64)

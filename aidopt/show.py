@@ -96,9 +96,23 @@ class IterationView:
         fig, ax = plt.subplots(figsize=(6.4, 5.2), constrained_layout=True)
         ax.scatter(points[:, 0], points[:, 1], c=labels % 20, cmap="tab20", s=8, alpha=0.55)
         area = 30.0 + 400.0 * sizes / sizes.max()
-        ax.scatter(*centroids.T, s=area, facecolors="none", edgecolors="black", linewidths=1.2)
+        ax.scatter(
+            centroids[:, 0],
+            centroids[:, 1],
+            s=area,
+            facecolors="none",
+            edgecolors="black",
+            linewidths=1.2,
+        )
         if impure.any():
-            ax.scatter(*centroids[impure].T, marker="x", s=80, c="red", label="impure cluster")
+            ax.scatter(
+                centroids[impure, 0],
+                centroids[impure, 1],
+                marker="x",
+                s=80,
+                c="red",
+                label="impure cluster",
+            )
             ax.legend(loc="best")
         _draw_fit(ax, self.solution, points, target)
         r = self.record

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 
 if TYPE_CHECKING:
     pass
@@ -265,6 +265,15 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         Option("fit_intercept", True, "fit the intercept β₀", kind=bool, negate="--no-intercept"),
         *_POLICY,
     )
+    init: str
+    sample_fit: str
+    split: str
+    warm_start: str
+    band: float
+    minority: float
+    bins: int
+    sfac: float | None
+    fit_intercept: bool
     cli_extras: ClassVar[tuple[Option, ...]] = (
         Option(
             "quantile",
@@ -279,7 +288,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
     @classmethod
     def from_options(cls, quantile: float | None = None, **values: Any) -> LADModel:
         """LAD, or quantile regression at level τ when ``quantile`` is given."""
-        return cls(**values) if quantile is None else QuantileModel(quantile, **values)
+        return cls(**values) if quantile is None else QuantileModel(quantile, **values)  # type: ignore[call-arg]
 
     @classmethod
     def variants(cls) -> dict[str, type[AggregatedModel]]:
@@ -332,8 +341,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
             return Partition.from_labels(self.initial_labels(data, 0, rule))
         p = self.n_coefficients(data)
         size = min(data.n, max(20 * p, 1000))
-        sample = rng.choice(data.n, size=size, replace=False)
-        coef, intercept = self._sample_fit(data.X[sample], data.y[sample])
+        picked = rng.choice(data.n, size=size, replace=False)
+        coef, intercept = self._sample_fit(data.X[picked], data.y[picked])
         residual = data.y - data.X @ coef - intercept
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, p + 1))
         if self.init == "kmeans":
@@ -344,7 +353,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
 
     def _sample_fit(self, X, y) -> tuple[NDArray[np.float64], float]:
         """Fit on the sample (least squares or LAD): only used to place the initial clusters."""
-        X = X.toarray() if issparse(X) else X  # the sample is small
+        X = dense(X)  # the sample is small
         design = np.column_stack([np.ones(len(y)), X]) if self.fit_intercept else X
         if self.sample_fit == "fn":
             c_plus, c_minus = self.costs()
@@ -414,10 +423,11 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         labels = np.searchsorted(rule.edges, residual).astype(np.int64)
         if rule.band is None:
             return labels
+        assert rule.above is not None, "a band rule has the edges above it"
         bins = rule.edges.size + 1
-        below, above = residual < rule.band[0], residual > rule.band[1]
-        labels[above] = bins + np.searchsorted(rule.above, residual[above])
-        middle = np.flatnonzero(~below & ~above)
+        below, over = residual < rule.band[0], residual > rule.band[1]
+        labels[over] = bins + np.searchsorted(rule.above, residual[over])
+        middle = np.flatnonzero(~below & ~over)
         labels[middle] = 2 * bins + offset + middle
         return labels
 
@@ -776,7 +786,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         for (s, what), terms in zip(candidates, all_terms, strict=True):
             source = f"{what} spread over the entries, on all data"
             bound = self.bound_from_terms(
-                terms, gram, part.n_clusters, upper, source, data.feature_names
+                terms, gram, part.n_clusters, upper, source, list(data.feature_names)
             )
             found.append((bound, partial(self._spread_dual_point, s, part, evaluation)))
         return best_with_dual(found)
@@ -968,7 +978,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         w = data.weight
         for start in range(0, data.n, 65536):
             block = data.X[start : start + 65536]
-            block = block.toarray() if issparse(block) else block
+            block = dense(block)
             if self.fit_intercept:
                 block = np.hstack([np.ones((block.shape[0], 1)), block])
             weighted = block if w is None else block * w[start : start + 65536, None]
@@ -1026,6 +1036,8 @@ class QuantileModel(LADModel):
         Option("quantile", 0.5, "quantile level τ", low=0.0, high=1.0),
         *LADModel.options,
     )
+
+    quantile: float
 
     def costs(self) -> tuple[float, float]:
         return self.quantile, 1.0 - self.quantile

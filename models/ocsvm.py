@@ -157,6 +157,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         "Pham, Le & Dang, Scalable Support Vector Clustering Using Budget, (1)"
     )
     options: ClassVar[tuple[Option, ...]] = (Option("C", 1.0, "penalty C of (1)", low=0.0),)
+    C: float
     cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
         "linear: the primal QP; rbf/poly: the aggregated dual (models/ocsvm_kernel.py)"
     )
@@ -247,6 +248,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
 
     def from_structure(self, kind: type, answer: SVMFit, agg: Aggregate) -> Solution:
         """w̄ and the cluster duals a_k = α_k ∈ [0, (C/N) W_k]."""
+        assert answer.w is not None, "a linear SVM's answer carries w"
         return Solution(answer.w, answer.alpha, agg.partition, agg.total, agg.total_error)
 
     # ------------------------------------------------------------------ evaluation, certificate
@@ -266,6 +268,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         if isinstance(whole, FeatureData):
             total, total_error = whole.total_weight, 0.0
         else:
+            assert solution.total is not None, "a solution on blocks carries N"
             total, total_error = solution.total, solution.total_error
         scale = self.C / total
         top = float(rows.row_weights.max(initial=0.0))

@@ -388,6 +388,11 @@ class KernelOneClassModel(KernelDomainModel):
         Option("C", 1.0, "penalty C of (1)", low=0.0),
         *kernel_model_options(),
     )
+    C: float
+    kernel: str
+    gamma: float | None
+    degree: int
+    coef0: float
     structures: ClassVar[tuple[type, ...]] = (BoxQP, KernelBoxQP)
     #: measured (docs/svc.md): the dual (1) on all rows by decomposition, then the certificate
     #: on all rows, takes 0.24–1.7× libsvm's one-class time at 10^4–10^5 rows; AID on the

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def optimal_bias(
 
 
 def _dense(X: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
-    return X.toarray() if issparse(X) else X
+    return dense(X)
 
 
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
@@ -296,6 +296,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             cli=False,
         ),
     )
+    prior: float
+    lam: float
+    kernel: Kernel
+    span_reduction: bool
     cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
         "the kernel k: linear, rbf (Gaussian) or poly",
         "γ of rbf/poly (None: 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
@@ -322,7 +326,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             raise InvalidParameterError(
                 "gamma, degree and coef0 belong to the Kernel given as 'kernel'; set them there."
             )
-        return cls(kernel=kernel, **values)
+        return cls(kernel=kernel, **values)  # type: ignore[call-arg]  # generated from options
 
     def summary(self) -> dict[str, Any]:
         """The parameters, the kernel as its kind and the parameters that kind uses (what
@@ -586,9 +590,9 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         the rows themselves (singletons), else the centroid Gram K̄ (kernel="precomputed");
         warm-started from the previous σ, each parent's shared by its children."""
         singletons = agg.weight.size == agg.partition.n
-        if self.linear or singletons:
-            X, kernel = agg.xbar, self.kernel
-        else:
+        kernel: Kernel | str = self.kernel
+        X = agg.xbar
+        if not (self.linear or singletons):
             X, kernel = agg.gram, "precomputed"
         return PULearning(
             X=X,
@@ -636,6 +640,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         if solution.coef is not None:
             return X @ solution.coef + solution.bias
         alpha = solution.alpha
+        assert alpha is not None, "a kernel solution carries α"
         support = np.flatnonzero(alpha)
         return kernel_times(self.kernel, X, data.X[support], alpha[support]) + solution.bias
 
@@ -682,7 +687,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             weighted_rows = max_omega * float(abs_column_sums(rows.X) @ np.abs(solution.coef))
             score_error = (rows.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
         else:
-            mass = float(np.abs(solution.alpha).sum())
+            mass = _alpha_mass(solution)
             score_error = total_weight * (
                 (rows.n + rows.m + 3) * EPS * (mass * self._kernel_max(rows) + abs(solution.bias))
                 + mass * kernel_entry_error(self.kernel, rows.X)
@@ -692,7 +697,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, solution.norm_sq, rows.m)
             if solution.coef is None:  # ‖f‖² = αᵀKα, a computed quadratic form
-                mass = float(np.abs(solution.alpha).sum())
+                mass = _alpha_mass(solution)
                 entry = kernel_entry_error(self.kernel, rows.X)
                 error += 0.5 * quadratic_form_error(mass, rows.n, self._kernel_max(rows), entry)
         regime = np.where(rows.labeled, 0, _regime(f))
@@ -835,6 +840,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
         weight, x_sum, labeled = agg.weight, agg.x_sum, agg.labeled
         xbar = agg.xbar
+        assert solution.coef is not None, "a linear solution carries w"
         f = xbar @ solution.coef + solution.bias
         tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.coef) + abs(solution.bias) + 1.0)
         C = c2 * weight
@@ -882,6 +888,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         weights = np.r_[omega[P].sum(), omega[U]] * (whole.n / sample.n)
         mask = np.r_[True, np.zeros(int(U.sum()), dtype=bool)]
         direction = pu_fit(rows, mask, weights, self.prior, self.lam, self.kernel).coef
+        assert direction is not None, "the linear sample fit carries w"
         score = sample.X[U] @ direction
         return ScoreBins(direction, np.quantile(score, np.arange(1, k) / k))
 
@@ -1044,6 +1051,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         """(rows predicted +1, rows) of a block."""
         f = self.training_scores(rows, solution)
         return np.array([int(np.count_nonzero(f >= 0.0)), rows.n], dtype=np.int64)
+
+
+def _alpha_mass(solution: PUSolution) -> float:
+    """Σ_i |α_i| of a kernel solution."""
+    assert solution.alpha is not None, "a kernel solution carries α"
+    return float(np.abs(solution.alpha).sum())
 
 
 def _sigma(values: Values) -> NDArray | None:

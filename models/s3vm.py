@@ -59,13 +59,14 @@ unlabeled cluster is a point (then (15) is a relaxation of (12)).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense
 from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
@@ -245,6 +246,13 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             choices=("one-pass", "kmeans++", "kmeans"),
         ),
     )
+    M_l: float
+    M_u: float
+    balance: str
+    cert_tol: float
+    min_clusters: int
+    min_clusters_per_group: bool
+    init: str
 
     # ------------------------------------------------------------------ data
     def check_data(self, data: S3VMData) -> None:
@@ -300,7 +308,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for g in (_NEG, _POS, _UNL):
             rows = np.flatnonzero(group == g)
             block = data.X[rows]
-            block = block.toarray() if issparse(block) else block
+            block = dense(block)
             if self.init == "one-pass":
                 labels[rows] = kmeans_one_pass(block, int(k[g]), rng)
             else:
@@ -408,7 +416,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         agg: S3VMAggregate,
         previous: Previous | None,
         margin: NDArray | None,
-        extra: list[NDArray[np.float64]] = (),
+        extra: Sequence[NDArray[np.float64]] = (),
     ) -> _Bounds:
         """U from feasible points (w = 0, the previous hyperplane, ``extra`` (u, b') points),
         then W = √(2U) and the range of b' (with the balance constraint, b' = ȳ_l)."""
@@ -463,7 +471,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
                 if solve.remaining() == 0.0:
                     break
                 result = solve.qp(self._svm_program(agg, labels, margin))
-                if result.status is not SolveStatus.OPTIMAL:
+                if result.status is not SolveStatus.OPTIMAL or result.x is None:
                     break  # the heuristic only tightens the bounds; nothing is lost
                 point = result.x[: r + 1]
         return [point]
@@ -558,13 +566,14 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
                 return None, result
             r = agg.span.rank
             d = np.where(agg.kind == 0, fit.d, 0.0)
-            solution = self._solution(agg, fit.w[:r], fit.b, d, float(result.objective), None)
+            assert result.objective is not None, "an optimal answer has its objective"
+            solution = self._solution(agg, fit.w[:r], fit.b, d, result.objective, None)
         else:
             bounds = self._good_bounds(agg, previous, None, solve)
             result, values = self._solve(agg, np.ones(agg.U.size), bounds, solve)
             if result.status is not SolveStatus.OPTIMAL or values is None:
                 return None, result
-            solution = self._read(values, agg, bounds, float(result.objective))
+            solution = self._read(values, agg, bounds, result.objective)
         certificate = self._certify(agg, solution, result, solve)
         return replace(solution, certificate=certificate), result
 
@@ -649,7 +658,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for k in targets:
             rows = partition.members(int(k))
             block = data.X[rows]
-            blocks[int(k)] = (rows, block.toarray() if issparse(block) else np.asarray(block))
+            blocks[int(k)] = (rows, dense(block))
         chosen = list(blocks)
         if hyperplane is not None:
             w, b = hyperplane
@@ -681,7 +690,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         for start in range(0, rows.size, 4096):
             chunk = rows[start : start + 4096]
             block = data.X[chunk]
-            block = block.toarray() if issparse(block) else block
+            block = dense(block)
             dist[chunk] = np.linalg.norm(block - centroids[partition.labels[chunk]], axis=1)
         rho = np.zeros(partition.n_clusters)
         np.maximum.at(rho, partition.labels, dist)
@@ -732,16 +741,16 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         on the original data until the labels repeat: (12) never increases, so it ends at a
         local minimum of (12) in this sense. Returns (w, b, rounds)."""
         agg = self.aggregate(data, Partition.singletons(data.n))
-        w, b = np.asarray(w, dtype=np.float64), float(b)
+        w_now, b_now = np.asarray(w, dtype=np.float64), float(b)
         labels = None
         for rounds in range(1, max_rounds + 1):
-            f = np.asarray(data.X[~data.labeled] @ w).ravel() + b
+            f = np.asarray(data.X[~data.labeled] @ w_now).ravel() + b_now
             new = np.where(f >= 0, 1.0, -1.0)
             if labels is not None and np.array_equal(new, labels):
-                return w, b, rounds - 1
+                return w_now, b_now, rounds - 1
             labels = new
-            w, b = self._fit_at_labels(agg, labels, solver, (w, b))
-        return w, b, max_rounds
+            w_now, b_now = self._fit_at_labels(agg, labels, solver, (w_now, b_now))
+        return w_now, b_now, max_rounds
 
     def _fit_at_labels(self, agg: S3VMAggregate, labels, solver, start):
         """The weighted SVM of :meth:`fit_at_labels` on singleton clusters ``agg``, in its

@@ -216,6 +216,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
     options: ClassVar[tuple[Option, ...]] = (
         Option("M", 0.1, "penalty M of (7) (libsvm's C)", low=0.0),
     )
+    M: float
     cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
         "linear: the primal (9); rbf/poly: the aggregated dual (21) of Appendix B"
     )
@@ -328,6 +329,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
 
     def from_structure(self, kind: type, answer: SVMFit, agg: SVMAggregate) -> SVMSolution:
         """(w, b) and, when the solver gives it (one that solves (9) exactly), the dual ᾱ."""
+        assert answer.w is not None, "a linear SVM's answer carries w"
         if answer.alpha is None:
             return SVMSolution(w=answer.w, b=answer.b)
         return SVMSolution(

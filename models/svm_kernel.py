@@ -267,6 +267,11 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         Option("M", 0.1, "penalty M of (6) (libsvm's C)", low=0.0),
         *kernel_model_options(),
     )
+    M: float
+    kernel: str
+    gamma: float | None
+    degree: int
+    coef0: float
 
     #: (X, labels, T) of the last aggregate, so that a split recomputes only the split clusters
     _cache: tuple[NDArray, NDArray, NDArray] | None = None
@@ -362,6 +367,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         self, kind: type, answer: SVMFit, agg: KernelSVMAggregate
     ) -> KernelSVMSolution:
         """The classifier of the solver's ᾱ, with its b̄."""
+        assert answer.alpha is not None, "a kernel SVM's answer carries its dual"
         return self._solution(agg, answer.alpha, answer.b)
 
     def _solution(

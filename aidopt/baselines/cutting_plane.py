@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -166,11 +166,11 @@ def solve_master(
         return MasterSolution(np.zeros(d), float(b or b_start), 0.0, np.zeros(0), 0.0, 0.0, 0)
     Q = cuts.z @ cuts.z.T if gram is None else gram
     fixed = b is not None
-    p = cuts.norm1 - cuts.h * b if fixed else cuts.norm1
+    p = cuts.norm1 - cuts.h * b if b is not None else cuts.norm1
     E = None if fixed else cuts.h[None, :]
     lam, iterations = capped_simplex_qp(Q, p, E, start)
     w = lam @ cuts.z
-    if fixed:
+    if b is not None:
         b_value = float(b)
     else:
         b_value = _best_intercept(cuts.norm1 - cuts.z @ w, cuts.h, b_start)
@@ -225,7 +225,7 @@ class OneSlackSVM:
     seconds: float
 
     def decision_function(self, X: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
-        return np.asarray(X @ self.w).ravel() + self.b
+        return np.asarray(cast(Any, X) @ self.w).ravel() + self.b
 
 
 def one_slack_svm(

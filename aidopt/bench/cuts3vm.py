@@ -346,7 +346,7 @@ def _cell(frame: pd.DataFrame) -> str:
     return f"{100 * frame['accuracy'].mean():.1f} / {frame['seconds'].mean():.2f}{extra}"
 
 
-def _pct(value: float | None) -> str:
+def _pct(value: Any) -> str:
     return "–" if value is None else f"{value:.1f}"
 
 

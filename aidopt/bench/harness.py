@@ -206,6 +206,7 @@ def add_arguments(
     name = name or parser.prog.split()[-1]
     bench = find(name, registered)
     if bench.spec is None:  # a benchmark of its own: its module's options
+        assert bench.module is not None, "a benchmark without a spec has a module"
         importlib.import_module(bench.module).add_arguments(parser)
         parser.set_defaults(bench_part=bench.module)
         return
@@ -297,7 +298,7 @@ def add_spec_arguments(parser: argparse.ArgumentParser, spec: BenchSpec, model: 
     for old, new in spec.aliases.items():  # old spellings of the spec's flags
         action = parser._option_string_actions.get(new)
         if action is not None and old not in parser._option_string_actions:
-            action.option_strings.append(old)
+            action.option_strings = [*action.option_strings, old]
             parser._option_string_actions[old] = action
 
 
@@ -345,6 +346,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "bench_part", None):
         return importlib.import_module(args.bench_part).run(args)
     bench = find(args.model)
+    assert bench.spec is not None, "a benchmark without a spec has a part"
     return run_spec(bench.spec, args.model, args)
 
 
@@ -494,14 +496,13 @@ def _plan(spec: BenchSpec, model_cls: Any, args: argparse.Namespace) -> _Plan:
 
 def _methods(spec: BenchSpec, text: str | None) -> list[Method]:
     if text is not None:
-        return [
-            spec.method(n)
-            for n in parse_choice_list(text, [m.name for m in spec.methods], "method")
-        ]
+        by_name = {m.name: m for m in spec.methods}
+        return [by_name[n] for n in parse_choice_list(text, list(by_name), "method")]
     default = spec.default_methods or tuple(m.name for m in spec.methods)
     chosen = []
     for name in default:
         method = spec.method(name)
+        assert method is not None, f"default method {name!r} is declared"
         why = method.missing() if method.missing is not None else None
         if why:
             print(f"skipping {name}: {why}", file=sys.stderr)
@@ -804,11 +805,8 @@ def summary_markdown(summary: pd.DataFrame, spec: BenchSpec) -> str:
         ("ρ", lambda r: _with_std(r, "rho", ".3f")),
         ("Δ", lambda r: _fmt(r.get("delta"), ".1e")),
     ]
-    columns += [
-        (f"ρ vs {labels[ref]}", lambda r, c=f"rho_{ref}": _fmt(r.get(c), ".3f"))
-        for ref in spec.references
-    ]
-    columns += [(c.header, lambda r, c=c: _fmt(r.get(c.key), c.fmt)) for c in spec.columns]
+    columns += [(f"ρ vs {labels[ref]}", _cell(f"rho_{ref}", ".3f")) for ref in spec.references]
+    columns += [(c.header, _cell(c.key, c.fmt)) for c in spec.columns]
     columns += [
         ("r^0", lambda r: _fmt(r.get("initial_rate"), ".2%")),
         ("r^T", lambda r: _fmt(r.get("final_rate"), ".2%")),
@@ -857,6 +855,11 @@ def _with_std(row: pd.Series, column: str, fmt: str) -> str:
     if text and not pd.isna(std) and std > 0:
         text += f" ({format(std, fmt)})"
     return text
+
+
+def _cell(key: str, fmt: str) -> Callable[[pd.Series], str]:
+    """A Markdown cell: the row's ``key`` formatted with ``fmt``."""
+    return lambda r: _fmt(r.get(key), fmt)
 
 
 def _fmt(value: Any, fmt: str) -> str:

@@ -219,6 +219,7 @@ def clarabel_pu(model: Any, data: Any, time_limit: float | None) -> Outcome:
         problem.solve(solver="CLARABEL", **opts)
         if problem.status != "optimal":
             return Outcome(None, _clarabel_status(problem.status))
+        assert w.value is not None and b.value is not None, "Clarabel's optimal point"
         coef = np.asarray(w.value, dtype=np.float64)
         return Outcome(PUSolution(bias=float(b.value), coef=coef, norm_sq=float(coef @ coef)))
     K = model.kernel(X, X)
@@ -233,6 +234,7 @@ def clarabel_pu(model: Any, data: Any, time_limit: float | None) -> Outcome:
     if problem.status != "optimal":
         return Outcome(None, _clarabel_status(problem.status))
     alpha = np.where(labeled, c1, 0.0)
+    assert s.value is not None, "Clarabel's optimal point"
     alpha[U] = -np.clip(s.value, 0.0, c2)
     F = K @ alpha
     beta = optimal_bias(F[U], np.ones(U.size), c1 * P.size, c2)

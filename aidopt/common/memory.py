@@ -63,7 +63,7 @@ def _small_pages_for_numpy() -> None:
     try:
         from numpy._core import multiarray
     except ImportError:  # numpy 1.x
-        from numpy.core import multiarray
+        from numpy.core import multiarray  # type: ignore[no-redef]
     advise = getattr(multiarray, "_set_madvise_hugepage", None)
     if callable(advise):
         advise(False)

@@ -146,7 +146,7 @@ class Option:
         return lo_ok and hi_ok
 
     # ------------------------------------------------------------------ command line
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
+    def add_to(self, parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
         if not self.cli:
             return
         if self.kind is bool:
@@ -225,7 +225,9 @@ def validate(options: Sequence[Option], values: dict[str, Any], owner: str) -> N
         option.check(values[option.name], owner)
 
 
-def add_to_parser(parser: argparse.ArgumentParser, options: Sequence[Option]) -> None:
+def add_to_parser(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, options: Sequence[Option]
+) -> None:
     """The command-line flags of the options (one flag per option, declared order)."""
     for option in options:
         option.add_to(parser)

@@ -41,7 +41,7 @@ def _interval_text(low: float | None, high: float | None, closed: str) -> str:
 
 @overload
 def check_real(
-    value: object,
+    value: Any,
     name: str,
     owner: str,
     *,
@@ -54,7 +54,7 @@ def check_real(
 
 @overload
 def check_real(
-    value: object,
+    value: Any,
     name: str,
     owner: str,
     *,
@@ -66,7 +66,7 @@ def check_real(
 
 
 def check_real(
-    value: object,
+    value: Any,
     name: str,
     owner: str,
     *,
@@ -94,8 +94,32 @@ def check_real(
     return float(value)
 
 
+@overload
 def check_int(
-    value: object,
+    value: Any,
+    name: str,
+    owner: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    allow_none: Literal[False] = False,
+) -> int: ...
+
+
+@overload
+def check_int(
+    value: Any,
+    name: str,
+    owner: str,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    allow_none: bool,
+) -> int | None: ...
+
+
+def check_int(
+    value: Any,
     name: str,
     owner: str,
     *,

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense
 from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
 from aidopt.core.partition import ROW_COUNT, Partition
@@ -222,7 +222,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
         """Quantile bins (⌈r^0 n⌉ of them) of the residuals of a least-squares fit on the
         sample: rows alike in residual share a regime more often."""
         k = max(1, min(whole.n, math.ceil(rate * whole.n)))
-        X = sample.X.toarray() if issparse(sample.X) else np.asarray(sample.X)  # a sample: small
+        X = dense(sample.X)  # a sample: small
         design = np.column_stack([X, np.ones(sample.n)])
         coef = np.linalg.lstsq(design, sample.y, rcond=None)[0]
         residual = sample.y - design @ coef

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.lazy import sparse as sp
 from aidopt.numerics import compiled
 
@@ -38,7 +38,11 @@ class ClusterCounts:
     """K and the aggregation rate of clusters with sizes |C_k| over n entries."""
 
     sizes: NDArray[np.int64]
-    n: int
+
+    @property
+    def n(self) -> int:
+        """Number of entries."""
+        raise NotImplementedError
 
     @property
     def n_clusters(self) -> int:
@@ -145,7 +149,7 @@ class Partition(ClusterCounts):
     def dense_sums(self, a: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
         """:meth:`sums` as a dense array (a sparse matrix's cluster sums, K × m, densified)."""
         s = self.sums(a)
-        return s.toarray() if issparse(s) else s
+        return dense(s)
 
     def weights(self, weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
         """W_k = Σ_{i∈C_k} w_i, or |C_k| when every entry weighs 1 (``weight`` None)."""

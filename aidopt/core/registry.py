@@ -99,7 +99,7 @@ def _scan(package: str, attribute: str, kind: str) -> dict[str, Entry]:
         module_name = f"{package}.{info.name}"
         spec = info.module_finder.find_spec(module_name, None)  # type: ignore[call-arg]
         loader = getattr(spec, "loader", None)
-        source = loader.get_source(module_name) if hasattr(loader, "get_source") else None
+        source = loader.get_source(module_name) if hasattr(loader, "get_source") else None  # type: ignore[union-attr]
         if source is not None and assignment.search(source):
             found[info.name] = Entry(info.name, f"{module_name}:{attribute}", kind)
     return found

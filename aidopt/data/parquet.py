@@ -131,7 +131,7 @@ def read_parquet(path: str | Path) -> Table:
     """The rows of every part of ``path`` (see :func:`parquet_parts`), in part order."""
     pa, _ = _pyarrow()
     parts = parquet_parts(path)
-    tables = []
+    tables: list[Any] = []
     for part in parts:
         table = read_part(part)
         if tables:

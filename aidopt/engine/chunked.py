@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -235,11 +235,11 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
             f"The {model.name} model has no chunked data pass (only the linear models do: "
             "a BlockPass); run it with the numpy engine."
         )
-    model.check_blocks()  # type: ignore[attr-defined]  # a setting that needs every row at once
+    cast(BlockPass, model).check_blocks()  # a setting that needs every row at once
     made = _CLASSES.get(cls)
     if made is None:
         made = _CLASSES[cls] = type(f"{cls.__name__}OnBlocks", (_OnBlocks, cls), {})
-    out = object.__new__(made)
+    out: Any = object.__new__(made)
     out.__dict__.update(model.__dict__)
     out._plain = model
     out._aggregates, out._evaluation_slots = {}, ()

@@ -22,7 +22,7 @@ import operator
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -108,6 +108,7 @@ class ParquetRowGroup:
         from aidopt.data.io import target_column
         from aidopt.data.parquet import arrow_table, read_part
 
+        assert self.target is not None, "a target column to read"
         table = arrow_table(read_part(self.path, self.group, columns=[self.target]))
         try:
             values = target_column(table, self.target)
@@ -206,7 +207,7 @@ class DaskBlocks(Blocks):
         from aidopt.data.parquet import check_columns, open_part, parquet_parts
 
         parts = parquet_parts(path)
-        sources, sizes, first_names = [], [], None
+        sources, sizes, first_names = [], [], cast(list[str] | None, None)
         for part in parts:
             meta = open_part(part)
             names = meta.schema_arrow.names
@@ -221,7 +222,7 @@ class DaskBlocks(Blocks):
         if not sources:
             raise DataError(f"Data {path} has columns but no rows.")
         shared = getattr(data_type, "shared_options", None)
-        if shared is not None and target is not None:
+        if shared is not None and target is not None and first_names is not None:
             if target not in first_names:
                 import pandas as pd
 

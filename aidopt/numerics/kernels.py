@@ -28,11 +28,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.lazy import sparse as sp
 from aidopt.common.options import Option
 from aidopt.exceptions import DataError, InvalidParameterError
@@ -86,7 +86,7 @@ def _is_real(value: object) -> bool:
 def squared_norms(A: np.ndarray | sp.spmatrix) -> np.ndarray:
     """Row-wise squared Euclidean norms ‖a_i‖² of a dense or sparse 2-D array."""
     if issparse(A):
-        return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
+        return np.asarray(cast(Any, A).multiply(A).sum(axis=1), dtype=np.float64).ravel()
     A = np.asarray(A, dtype=np.float64)
     return np.einsum("ij,ij->i", A, A)
 
@@ -162,6 +162,7 @@ class Kernel:
             K += self.coef0
             return K if self.degree == 1 else np.power(K, self.degree, out=K)
         # rbf: exp(−γ max(‖a‖² + ‖b‖² − 2⟨a, b⟩, 0))
+        assert sq_a is not None and sq_b is not None, "the rbf kernel needs the squared norms"
         K *= -2.0
         if K.ndim == 2:
             K += np.reshape(sq_a, (-1, 1))
@@ -192,6 +193,7 @@ class Kernel:
         """K(A, B) from one matrix product and the rows' squared norms (see :meth:`_norms`), or
         an rbf block from the rows' differences when the expansion would lose accuracy."""
         if self.kind == "rbf" and not (issparse(A) or issparse(B)):
+            assert sq_a is not None and sq_b is not None, "the rbf kernel needs the squared norms"
             g = self.gamma_for(A.shape[1])
             top = float(sq_a.max(initial=0.0)) + float(sq_b.max(initial=0.0))
             if _expansion_error(g, A.shape[1], top) > EXPANSION_LIMIT:
@@ -202,7 +204,7 @@ class Kernel:
                 return np.exp(K, out=K)
             return _rbf_by_one_product(A, B, sq_a, sq_b, g)
         inner = A @ B.T
-        inner = inner.toarray() if issparse(inner) else np.asarray(inner, dtype=np.float64)
+        inner = np.asarray(dense(inner), dtype=np.float64)
         return self.from_inner(inner, sq_a, sq_b, A.shape[1])
 
     def diag(self, A: np.ndarray | sp.spmatrix) -> np.ndarray:
@@ -352,7 +354,7 @@ def kernel_from_flags(
     if strict:
         check_kernel_options(kind, gamma=gamma, degree=degree, coef0=coef0)
     return Kernel(
-        kind,  # type: ignore[arg-type]  (checked by Kernel)
+        cast(KernelKind, kind),  # checked by Kernel
         gamma=gamma,
         degree=3 if degree is None else degree,
         coef0=1.0 if coef0 is None else coef0,

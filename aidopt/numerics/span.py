@@ -13,11 +13,12 @@ exploits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.lazy import sparse as sp
 
 __all__ = ["CentroidSpan"]
@@ -37,7 +38,7 @@ class CentroidSpan:
 
     @classmethod
     def of(cls, centroids: ArrayLike | sp.spmatrix, rtol: float | None = None) -> CentroidSpan:
-        a = centroids.toarray() if issparse(centroids) else np.asarray(centroids, np.float64)
+        a = np.asarray(dense(centroids), np.float64)
         if a.ndim != 2 or a.shape[0] == 0:
             raise ValueError(f"centroids must be a non-empty 2-D array, got shape {a.shape}")
         _, s, vt = np.linalg.svd(a, full_matrices=False)
@@ -56,7 +57,7 @@ class CentroidSpan:
     def reduce(self, x: ArrayLike | sp.spmatrix) -> NDArray[np.float64]:
         """V x for the rows of x (dense or sparse), i.e. their coordinates in the span."""
         if issparse(x):
-            return np.asarray(x @ self.basis.T)
+            return np.asarray(cast(Any, x) @ self.basis.T)
         return np.asarray(x, dtype=np.float64) @ self.basis.T
 
     def lift(self, u: ArrayLike) -> NDArray[np.float64]:

@@ -54,7 +54,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.common.deadline import budget
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.threads import single_thread_blas
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.libsvm import check_linear_kernel
@@ -163,7 +163,7 @@ class _Rows:
         """Z_E, the rows of E as a dense |E| × p array."""
         X = self.X[rows]
         Z = np.empty((rows.size, self.p))
-        Z[:, : self.m] = X.toarray() if issparse(X) else X
+        Z[:, : self.m] = dense(X)
         if self.intercept:
             Z[:, self.m] = 1.0
         return Z * self.y[rows, None]

@@ -57,7 +57,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from aidopt.common.lazy import issparse
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.lazy import sparse as sp
 from aidopt.common.threads import single_thread_blas
 from aidopt.common.validation import check_real
@@ -681,7 +681,7 @@ def _kernel_matvec(
     for s in range(0, A.shape[0], step):
         block = A[s : s + step]
         inner = block @ B.T
-        inner = inner.toarray() if issparse(inner) else inner
+        inner = dense(inner)
         sq_a = squared_norms(block) if sq_b is not None else None
         out[s : s + step] = kernel.from_inner(inner, sq_a, sq_b, A.shape[1]) @ v
     return out
