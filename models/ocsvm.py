@@ -59,6 +59,9 @@ from aidopt.numerics.rounding import (
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
+    score_error,
+    times,
+    weighted_below,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.program import ProblemClass
@@ -270,12 +273,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         else:
             assert solution.total is not None, "a solution on blocks carries N"
             total, total_error = solution.total, solution.total_error
-        scale = self.C / total
-        top = float(rows.row_weights.max(initial=0.0))
-        size = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n
-        score_error = (rows.m + 3) * EPS * top * size
-        objective = scale * hinge
-        error = scale * (hinge_error + score_error) + (total_error + 2 * EPS) * abs(objective)
+        hinge_error += score_error(rows.X, w, 1.0, rows.weight)  # 1 − x_i·w
+        # C/N is within ε of C/N̂, and N̂ within total_error of N (relatively)
+        objective, error = times(self.C / total, hinge, hinge_error, total_error + EPS)
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
@@ -338,7 +338,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
     @staticmethod
     def _alpha(rows: FeatureData, s: NDArray[np.float64]) -> NDArray[np.float64]:
         """α_i = s_i ω_i, the product rounded down by 2ε (s unweighted)."""
-        return s if rows.weight is None else (s * rows.weight) * (1.0 - 2.0 * EPS)
+        return weighted_below(s, rows.weight)
 
     def bound_terms(self, rows: FeatureData, s: NDArray[np.float64]) -> DualTerms:
         """Σα_i and Σα_i x_i on the block ``rows`` at α = s∘ω (s per unit weight, one per row,

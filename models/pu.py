@@ -94,7 +94,10 @@ from aidopt.numerics.rounding import (
     accurate_weighted_sum,
     added_blocks,
     max_row_norm,
+    score_error,
     squared_norm,
+    total_weight_up,
+    weighted_below,
 )
 from aidopt.numerics.span import CentroidSpan
 from aidopt.solvers.algebra import Problem, Values, quad_form, sum_squares
@@ -679,20 +682,17 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             double_hinge(f[U]), None if weight is None else weight[U]
         )
         objective = c2 * loss - c1 * positive
-        # |fl(f_i) − f_i| per row, weighted and summed (features: γ_{m+2}(Σ|x_ij||w_j| + |β|);
-        # kernel expansions: γ_K Σ|α| kmax)
-        max_omega = float(omega.max(initial=0.0))
-        total_weight = float(omega.sum()) * (1 + (rows.n + 2) * EPS)
+        # |fl(f_i) − f_i| per row, weighted and summed (features: score_error; kernel
+        # expansions: γ_K Σ|α| kmax and the kernel entries' own error)
         if solution.coef is not None:
-            weighted_rows = max_omega * float(abs_column_sums(rows.X) @ np.abs(solution.coef))
-            score_error = (rows.m + 3) * EPS * (weighted_rows + total_weight * abs(solution.bias))
+            f_error = score_error(rows.X, solution.coef, abs(solution.bias), weight)
         else:
             mass = _alpha_mass(solution)
-            score_error = total_weight * (
+            f_error = total_weight_up(omega) * (
                 (rows.n + rows.m + 3) * EPS * (mass * self._kernel_max(rows) + abs(solution.bias))
                 + mass * kernel_entry_error(self.kernel, rows.X)
             )
-        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * score_error
+        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * f_error
         error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, solution.norm_sq, rows.m)
@@ -948,7 +948,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
     @staticmethod
     def _sigma_of_rows(rows: PUData, s: NDArray[np.float64]) -> NDArray[np.float64]:
         """σ_u = s_u ω_u, the product rounded down by 2ε (s unweighted; 0 on P)."""
-        return s if rows.weight is None else (s * rows.weight) * (1.0 - 2.0 * EPS)
+        return weighted_below(s, rows.weight)
 
     def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> PUTerms:
         """The row sums of the bound of :meth:`lower_bound` on the block ``rows`` at the

@@ -73,13 +73,15 @@ from aidopt.models.svm_parts import (
 )
 from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.numerics.rounding import (
-    EPS,
-    abs_column_sums,
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
     max_row_norm,
+    score_error,
+    times,
+    weighted_abs_column_sums,
+    weighted_below,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
@@ -354,17 +356,9 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         its rounding error, its regimes."""
         w, b = solution.w, solution.b
         violation = 1.0 - rows.y * (rows.X @ w + b)
-        omega = rows.weight
-        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), omega)
-        # |fl(f_i) − f_i| ≤ γ_{m+2}(Σ_j |x_ij||w_j| + |b| + 1), summed over i (× ω_i)
-        if omega is None:
-            scale = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n * (abs(b) + 1)
-        else:
-            scale = float((omega @ np.abs(rows.X)) @ np.abs(w)) + float(omega.sum()) * (abs(b) + 1)
-            scale *= 1 + (rows.n + 2) * EPS
-        score_error = (rows.m + 3) * EPS * scale
-        objective = self.M * hinge
-        error = self.M * (hinge_error + score_error) + EPS * abs(objective)
+        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), rows.weight)
+        hinge_error += score_error(rows.X, w, abs(b) + 1.0, rows.weight)  # 1 − y_i(x_i·w + b)
+        objective, error = times(self.M, hinge, hinge_error)
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
@@ -479,12 +473,8 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         (a ∈ [0, M] per unit weight, one per row; α = a unweighted; weighted, fl(a_i ω_i) is
         shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i and
         Σα_i y_i x_i with their rounding bounds, max_i ‖x_i‖."""
-        omega = rows.weight
-        if omega is None:
-            alpha, abs_x = a, abs_column_sums(rows.X)
-        else:
-            alpha = (a * omega) * (1.0 - 2.0 * EPS)
-            abs_x = (omega @ np.abs(rows.X)) * (1 + (rows.n + 2) * EPS)
+        alpha = weighted_below(a, rows.weight)
+        abs_x = weighted_abs_column_sums(rows.X, rows.weight)
         ay = alpha * rows.y
         total, total_error = accurate_sum(alpha)
         rho, rho_error = accurate_sum(ay)

@@ -48,6 +48,7 @@ from aidopt.numerics.rounding import (
     accurate_tdot,
     added_blocks,
     max_row_norm,
+    score_error,
     squared_norm,
 )
 from aidopt.solvers.algebra import DualForm, Problem, Values
@@ -265,8 +266,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
         w, b = solution.w, solution.b
         loss, regime, magnitude = self.loss(rows.y, np.asarray(rows.X @ w).ravel() + b)
         total, error = accurate_sum(loss)
-        score_size = float(abs_column_sums(rows.X) @ np.abs(w)) + rows.n * abs(b)
-        error += self.slope() * (rows.m + 3) * EPS * score_size + 4 * EPS * float(magnitude.sum())
+        error += self.slope() * score_error(rows.X, w, abs(b)) + 4 * EPS * float(magnitude.sum())
         if offset == 0:
             total, error = plus_half_squared_norm(total, error, float(w @ w), rows.m)
         return Evaluation(total, regime.astype(np.int64), None, error)

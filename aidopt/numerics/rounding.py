@@ -40,8 +40,13 @@ __all__ = [
     "data_sums_cached",
     "max_row_norm",
     "safe_min_eigenvalue",
+    "score_error",
     "squared_norm",
+    "times",
+    "total_weight_up",
     "vector_sums",
+    "weighted_abs_column_sums",
+    "weighted_below",
 ]
 
 CHUNK = 256  #: rows per chunk of an accurate sum
@@ -261,6 +266,55 @@ def _rounded_up(sums: NDArray[np.float64], n: int) -> NDArray[np.float64]:
     """An upper bound on n non-negative terms' exact sums from their float64 sums (n − 1
     additions in any order)."""
     return sums * (1 + n * EPS * 2)
+
+
+def score_error(
+    X: NDArray[np.float64] | sp.spmatrix,
+    w: NDArray[np.float64],
+    offset: float,
+    weight: NDArray[np.float64] | None = None,
+) -> float:
+    """A bound on Σ_i ω_i |fl(s_i) − s_i| for the scores s_i = x_i·w ± c of every row, computed
+    as one product X w and one addition (|c| ≤ ``offset``; ω = 1 unweighted).
+
+    fl(x_i·w) is within γ_m Σ_j |x_ij||w_j| of x_i·w and the addition adds one rounding, so
+    |fl(s_i) − s_i| ≤ γ_{m+1}(Σ_j |x_ij||w_j| + |c|) ≤ (m + 3)ε(…) (Higham, Thm 3.5); summed with
+    weights at most max ω: (m + 3)ε · max ω · (Σ_j (Σ_i |x_ij|)|w_j| + n·offset), with the column
+    sums rounded up (:func:`abs_column_sums`)."""
+    n, m = X.shape
+    size = float(abs_column_sums(X) @ np.abs(w)) + n * offset
+    top = 1.0 if weight is None else float(weight.max(initial=0.0))
+    return (m + 3) * EPS * top * size
+
+
+def times(factor: float, value: float, error: float, relative: float = 0.0) -> tuple[float, float]:
+    """factor × (a computed value within ``error``), and a bound on its error: factor·error, the
+    product's rounding ε|product|, and ``relative``·|product| for a factor known only to that
+    relative accuracy."""
+    product = factor * value
+    return product, abs(factor) * error + (relative + EPS) * abs(product)
+
+
+def weighted_below(a: NDArray[np.float64], weight: NDArray[np.float64] | None) -> NDArray:
+    """a_i ω_i computed so that it is at most the exact product (a ≥ 0, ω > 0): fl(a_i ω_i) is
+    within ε of it, so fl(a_i ω_i)(1 − 2ε) ≤ a_i ω_i — a dual point in the box a_i ≤ c stays in
+    the box ω_i c of the weighted problem in exact arithmetic. ``a`` itself unweighted."""
+    return a if weight is None else (a * weight) * (1.0 - 2.0 * EPS)
+
+
+def weighted_abs_column_sums(
+    X: NDArray[np.float64] | sp.spmatrix, weight: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """Σ_i ω_i |x_ij| per column, rounded up (n products and n − 1 additions: (n + 2)ε);
+    :func:`abs_column_sums` unweighted."""
+    if weight is None:
+        return abs_column_sums(X)
+    return np.asarray(weight @ abs(X)).ravel() * (1 + (X.shape[0] + 2) * EPS)
+
+
+def total_weight_up(weight: NDArray[np.float64]) -> float:
+    """Σ_i ω_i rounded up (n − 1 additions in any order: within nε of the exact sum)."""
+    return float(weight.sum()) * (1 + (weight.size + 2) * EPS)
 
 
 def vector_sums(v: NDArray[np.float64]) -> tuple[float, float]:
