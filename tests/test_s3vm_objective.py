@@ -1,5 +1,6 @@
-"""(12) at fixed labels and the local search on the original data (S3VMModel.fit_at_labels,
-local_search, objective), and the summary of ``aidopt bench s3vm --part objective``."""
+"""(12) at fixed labels and the local search on the original data (``fit_at_labels`` and
+``local_search`` of aidopt/bench/s3vm_objective.py, ``S3VMModel.objective``), and the summary of
+``aidopt bench s3vm --part objective``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 from test_s3vm import brute_force, make_data
 
-from aidopt.bench.s3vm_objective import summary_markdown
+from aidopt.bench.s3vm_objective import fit_at_labels, local_search, summary_markdown
 from aidopt.exceptions import DataError
 from aidopt.models.s3vm import S3VMData, S3VMModel
 
@@ -27,7 +28,7 @@ def test_best_fit_over_all_labellings_is_the_brute_force_optimum(seed, balance):
     model = S3VMModel(M_l=5.0, M_u=1.0, balance=balance)
     values = []
     for d in itertools.product([-1.0, 1.0], repeat=7):
-        w, b = model.fit_at_labels(data, np.array(d))
+        w, b = fit_at_labels(model, data, np.array(d))
         values.append(model.objective(data, w, b))
         if balance == "constraint":  # b' = ȳ_l: the mean score of I_u is the mean label
             f_u = X[np.isnan(y)] @ w + b
@@ -43,13 +44,13 @@ def test_local_search_never_raises_the_objective_and_ends_at_its_own_labels(bala
     unlabeled = np.isnan(y)
     rng = np.random.default_rng(0)
     for _ in range(3):
-        w, b = model.fit_at_labels(data, rng.choice([-1.0, 1.0], unlabeled.sum()))
+        w, b = fit_at_labels(model, data, rng.choice([-1.0, 1.0], unlabeled.sum()))
         before = model.objective(data, w, b)
-        w2, b2, rounds = model.local_search(data, w, b)
+        w2, b2, rounds = local_search(model, data, w, b)
         assert rounds >= 1
         assert model.objective(data, w2, b2) <= before + 1e-9 * max(1.0, before)
         labels = np.where(X[unlabeled] @ w2 + b2 >= 0, 1.0, -1.0)  # a fixed point of Lemma 1
-        w3, b3 = model.fit_at_labels(data, labels)
+        w3, b3 = fit_at_labels(model, data, labels)
         assert model.objective(data, w3, b3) == pytest.approx(model.objective(data, w2, b2))
 
 
@@ -57,9 +58,9 @@ def test_labels_of_the_wrong_length_or_values_are_named():
     X, y = make_data(0)
     data = S3VMData.from_arrays(X, y)
     with pytest.raises(DataError, match="±1 for each of the 8 unlabeled rows"):
-        S3VMModel().fit_at_labels(data, np.ones(7))
+        fit_at_labels(S3VMModel(), data, np.ones(7))
     with pytest.raises(DataError, match="±1"):
-        S3VMModel().fit_at_labels(data, np.zeros(8))
+        fit_at_labels(S3VMModel(), data, np.zeros(8))
 
 
 def test_summary_counts_splits_where_a_worse_labelling_has_a_lower_objective():

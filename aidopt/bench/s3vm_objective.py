@@ -6,8 +6,8 @@
 For every official split, at the paper's Table 8 setting (M_l = 5, M_u = 1, balance per set):
 
 * *truth*: the hyperplane that minimises (12) with every unlabeled label fixed to the true one
-  (``S3VMModel.fit_at_labels``, a weighted SVM on all rows), its (12) value E and its rate;
-* *truth → local*: the local search of ``S3VMModel.local_search`` (Lemma 1 alternated with that
+  (:func:`fit_at_labels`, a weighted SVM on all rows), its (12) value E and its rate;
+* *truth → local*: the local search of :func:`local_search` (Lemma 1 alternated with that
   SVM on the original data) started there: where (12) goes from the true labelling;
 * *AID*: AID (``--max-iter`` iterations, 1 = AID1 of Table 8) on ``--solver``, and the local
   search started at its hyperplane (*AID → local*).
@@ -28,10 +28,11 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 from aidopt.bench.common import (
     parse_choice_list,
@@ -41,8 +42,85 @@ from aidopt.bench.common import (
     write_outputs,
 )
 from aidopt.bench.s3vm import SMALL_SETS, table8_balance
+from aidopt.core.partition import Partition
+from aidopt.core.registry import get_solver
+from aidopt.exceptions import AidoptError, DataError
+from aidopt.solvers.base import SolveStatus
+from aidopt.solvers.structures import WeightedSVM
+
+if TYPE_CHECKING:
+    from aidopt.models.s3vm import S3VMAggregate, S3VMData, S3VMModel
 
 CANDIDATES = ("truth", "truth_local", "aid", "aid_local")
+
+
+# ---------------------------------------------------------------------- (12) at fixed labels
+def fit_at_labels(
+    model: S3VMModel, data: S3VMData, labels: ArrayLike, solver: str = "activeset"
+) -> tuple[NDArray[np.float64], float]:
+    """The hyperplane (w, b) minimising (12) with the unlabeled rows' labels fixed to
+    ``labels`` (±1 each): the convex half of Lemma 1, a weighted SVM on every row; its (12)
+    value is at most the SVM's optimum (max{0, 1 − |f|} ≤ max{0, 1 − d f})."""
+    labels = np.asarray(labels, dtype=np.float64)
+    n_u = int((~data.labeled).sum())
+    if labels.shape != (n_u,) or not np.all(np.abs(labels) == 1):
+        raise DataError(f"labels must hold ±1 for each of the {n_u} unlabeled rows.")
+    agg = model.aggregate(data, Partition.singletons(data.n))  # cluster k = row k
+    return _fit_at_labels(model, agg, labels, solver, None)
+
+
+def local_search(
+    model: S3VMModel,
+    data: S3VMData,
+    w: ArrayLike,
+    b: float,
+    solver: str = "activeset",
+    max_rounds: int = 50,
+) -> tuple[NDArray[np.float64], float, int]:
+    """From (w, b), Lemma 1 (d_i = sign f(x_i) on I_u) alternated with :func:`fit_at_labels`
+    on the original data until the labels repeat: (12) never increases, so it ends at a
+    local minimum of (12) in this sense. Returns (w, b, rounds)."""
+    agg = model.aggregate(data, Partition.singletons(data.n))
+    w_now, b_now = np.asarray(w, dtype=np.float64), float(b)
+    labels = None
+    for rounds in range(1, max_rounds + 1):
+        f = np.asarray(data.X[~data.labeled] @ w_now).ravel() + b_now
+        new = np.where(f >= 0, 1.0, -1.0)
+        if labels is not None and np.array_equal(new, labels):
+            return w_now, b_now, rounds - 1
+        labels = new
+        w_now, b_now = _fit_at_labels(model, agg, labels, solver, (w_now, b_now))
+    return w_now, b_now, max_rounds
+
+
+def _fit_at_labels(model: S3VMModel, agg: S3VMAggregate, labels, solver, start):
+    """The weighted SVM of :func:`fit_at_labels` on singleton clusters ``agg``, in its
+    reduced centred coordinates (label d_k, loss weight c_k): min ½‖u‖² + Σ c_k max{0,
+    1 − d_k(u·x̃_k + b')}. With the balance constraint b' = ȳ_l =: β is fixed; as |β| < 1,
+    m_k = 1 − d_k β > 0 and the loss is c_k m_k max{0, 1 − d_k u·x̃_k/m_k}: an SVM without
+    intercept on the rows x̃_k/m_k. ``start``: a previous (w, b) for a warm start."""
+    d = agg.kind.copy()
+    d[agg.U] = labels
+    fixed = model.balance == "constraint"
+    m = 1.0 - d * agg.y_l if fixed else np.ones(d.size)
+    warm = None
+    if start is not None:
+        w0, b0 = start
+        warm = (agg.span.reduce(w0), 0.0 if fixed else float(b0 + w0 @ agg.center))
+    svm = WeightedSVM(
+        y=d,
+        weight=agg.cost * m,
+        C=1.0,
+        features=agg.xt / m[:, None],
+        start=warm,
+        intercept=not fixed,
+    )
+    fit, result = get_solver(solver).solve_structure(svm)
+    if result.status is not SolveStatus.OPTIMAL:
+        raise AidoptError(f"The SVM at fixed labels ended {result.status.value}: {result.message}")
+    w = agg.span.lift(fit.w)
+    b = agg.y_l if fixed else fit.b
+    return w, float(b - w @ agg.center)
 
 
 def run_split(
@@ -71,17 +149,17 @@ def run_split(
 
     row: dict[str, Any] = {"balance": balance}
     start = time.perf_counter()
-    w, b = model.fit_at_labels(data, truth)
+    w, b = fit_at_labels(model, data, truth)
     row |= scored("truth", w, b, time.perf_counter() - start)
     start = time.perf_counter()
-    w2, b2, rounds = model.local_search(data, w, b)
+    w2, b2, rounds = local_search(model, data, w, b)
     row |= scored("truth_local", w2, b2, time.perf_counter() - start, rounds=rounds)
     aid = _aid(model, data, solver, max_iter, time_limit)
     row["aid_status"] = aid["status"]
     if aid["w"] is not None:
         row |= scored("aid", aid["w"], aid["b"], aid["seconds"], iterations=aid["iterations"])
         start = time.perf_counter()
-        w3, b3, rounds = model.local_search(data, aid["w"], aid["b"])
+        w3, b3, rounds = local_search(model, data, aid["w"], aid["b"])
         row |= scored("aid_local", w3, b3, time.perf_counter() - start, rounds=rounds)
     return {"status": "ok", "rows": [row]}
 
@@ -89,7 +167,6 @@ def run_split(
 def _aid(model, data, solver: str, max_iter: int, time_limit: float) -> dict[str, Any]:
     """AID's hyperplane (None when it ended without one, e.g. refused by a licence)."""
     from aidopt.core.driver import AIDSolver
-    from aidopt.exceptions import AidoptError
 
     aid = AIDSolver(
         model, solver=solver, max_iter=max_iter, time_limit=time_limit, rate=0.01, random_state=0

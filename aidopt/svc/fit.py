@@ -107,10 +107,10 @@ def fit_domain(
 
 def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) -> DomainFit:
     from aidopt.core.driver import AIDSolver
+    from aidopt.core.registry import model as registered
     from aidopt.data.containers import FeatureData
-    from aidopt.models.ocsvm_kernel import KernelOneClassModel
 
-    model = KernelOneClassModel(C=C, kernel="rbf", gamma=gamma)
+    model = registered("ocsvm").from_options(C=C, kernel="rbf", gamma=gamma)
     seed = 0 if random_state is None else random_state
     result = AIDSolver(
         model, solver=solver, tol=tol, time_limit=time_limit, random_state=seed
@@ -129,10 +129,10 @@ def _fit_aid(X, C, gamma, solver, tol, time_limit, random_state, start, weight) 
 
 def _fit_svdd(X, C, gamma, solver, tol, time_limit, start, weight) -> DomainFit:
     from aidopt.core.driver import AIDSolver
+    from aidopt.core.registry import model as registered
     from aidopt.data.containers import FeatureData
-    from aidopt.models.svdd import SVDDModel
 
-    model = SVDDModel(C=C, kernel="rbf", gamma=gamma)
+    model = registered("svdd")(C=C, kernel="rbf", gamma=gamma)
     data = FeatureData.from_arrays(X, weight=weight)
     result = AIDSolver(model, solver=solver, tol=tol, time_limit=time_limit).solve(data)
     info = {
