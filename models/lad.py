@@ -50,7 +50,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -104,10 +103,6 @@ from aidopt.solvers.structures import QuantileFit, WeightedQuantileRegression
 __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"]
 
 LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights w (optional)
-
-#: the rows → the aggregate last made of them (:meth:`LADModel.aggregate`), which the
-#: evaluation of its solution reuses for the certificate's candidate duals (no second sum)
-_AGGREGATED: weakref.WeakKeyDictionary[LADData, LADAggregate] = weakref.WeakKeyDictionary()
 
 
 def _cluster_sums(data: LADData, part: Partition) -> tuple[NDArray, NDArray, NDArray]:
@@ -460,9 +455,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         weight, x_sum, y_sum = _cluster_sums(data, partition)
         for sums in (weight, x_sum, y_sum):  # the certificate reuses them: no solver writes
             sums.flags.writeable = False
-        agg = LADAggregate(x_sum=x_sum, y_sum=y_sum, weight=weight, partition=partition)
-        _AGGREGATED[data] = agg
-        return agg
+        return LADAggregate(x_sum=x_sum, y_sum=y_sum, weight=weight, partition=partition)
 
     # ------------------------------------------------------------------ aggregated problem (3)
     def declare(self, agg: LADAggregate) -> Problem:
@@ -567,12 +560,14 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         return self._solution(answer.coef, agg, (c_plus + c_minus) * answer.dual / agg.weight)
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, data: LADData, solution: LADSolution) -> Evaluation:
+    def evaluate(
+        self, data: LADData, solution: LADSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         """E^t = Σ_i w_i ρ(y_i − β₀ − x_i β) (w_i = 1 unweighted) with a bound on its rounding
         error; regime = [r_i > 0]. On a large dense unweighted X, for a solution of clusters of
         these rows just aggregated, the same compiled read sums the certificate's terms at its
         candidate duals (``bound_terms``: :meth:`lower_bound` reads no row)."""
-        found = self._candidates_to_read(data, solution)
+        found = self._candidates_to_read(data, solution, aggregate)
         if found is None:
             evaluation = self.evaluate_rows(data, solution, 0, data)
         else:
@@ -588,14 +583,16 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
             return dataclasses.replace(evaluation, split_regime=finer)
         return evaluation
 
-    def _candidates_to_read(self, data: LADData, solution: LADSolution) -> tuple | None:
+    def _candidates_to_read(
+        self, data: LADData, solution: LADSolution, agg: LADAggregate | None
+    ) -> tuple | None:
         """:meth:`bound_candidates` of the solution's clusters when the evaluation's compiled
-        read can sum their terms: the rows are large, dense, unweighted and were just
-        aggregated into exactly these clusters (the sums are reused); else None."""
-        agg = _AGGREGATED.get(data)
+        read can sum their terms: the rows are large, dense, unweighted and ``agg`` holds the
+        cluster sums of exactly these clusters (they are reused); else None."""
         part = solution.partition
         if (
             agg is None
+            or agg.x_sum is data.X  # the full problem (singletons): the rows themselves
             or part is None
             or agg.partition is not part
             or data.weight is not None
@@ -750,6 +747,8 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality on the original LP: for u_i ∈ w_i[−c⁻, c⁺] and any β,
         Σ_i w_i ρ(y_i − z_i β) ≥ uᵀy − βᵀ(Zᵀu), z_i = (1, x_i), w_i = 1 for unweighted data. u is
@@ -777,9 +776,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         if isinstance(read, _BoundRead) and read.solution is solution:  # summed as evaluated
             candidates, gram, all_terms = read.candidates, read.gram, read.terms
         else:
-            weight, x_sum, y_sum = _cluster_sums(data, part)
-            agg = LADAggregate(x_sum, y_sum, weight, part)
-            candidates, gram = self.bound_candidates(agg, solution)
+            candidates, gram = self.bound_candidates(
+                self.aggregate_of(data, part, aggregate), solution
+            )
             duals = np.vstack([s for s, _ in candidates])
             all_terms = self.cluster_bound_terms(data, part.labels, duals)
         found = []

@@ -255,7 +255,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         return Solution(answer.w, answer.alpha, agg.partition, agg.total, agg.total_error)
 
     # ------------------------------------------------------------------ evaluation, certificate
-    def evaluate(self, data: FeatureData, solution: Solution) -> Evaluation:
+    def evaluate(
+        self, data: FeatureData, solution: Solution, *, aggregate: Any = None
+    ) -> Evaluation:
         """J(w) on all entries (hinges × ω_i, with its rounding bound); regime [1 − w·x_i > 0]."""
         return self.evaluate_rows(data, solution, 0, data)
 
@@ -287,6 +289,8 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality for (1) at α_i ∈ [0, Cω_i/N]: J* ≥ Σα_i − ½‖Σα_i x_i‖². α is the
         solver's a_k or the a_k complementary slackness gives w (free clusters on the margin
@@ -301,7 +305,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
             terms = self._terms(data, alpha, float(alpha.max(initial=0.0)))
             return self._bound(terms, "the given dual point", evaluation, alpha, data)
         part = solution.partition
-        candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
+        candidates, _ = self.bound_candidates(self.aggregate_of(data, part, aggregate), solution)
         bounds = []
         for s, what in candidates:
             terms = self.bound_terms(data, s[part.labels])

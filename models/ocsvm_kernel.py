@@ -457,7 +457,9 @@ class KernelOneClassModel(KernelDomainModel):
         return DomainSolution(a, labels, domain, norm_sq, **scores)
 
     # ------------------------------------------------------------------ evaluation, certificate
-    def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
+    def evaluate(
+        self, data: FeatureData, solution: DomainSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         """J(w̄) = ½ aᵀK̄a + (C/N) Σ_i ω_i max{0, −f(x_i)}; regime [f(x_i) < 0]."""
         f = solution.decision_function(data.X)
         hinge, hinge_error = accurate_weighted_sum(np.maximum(-f, 0.0), data.weight)
@@ -476,6 +478,8 @@ class KernelOneClassModel(KernelDomainModel):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality for (1): J* ≥ Σ_i α_i − ½ αᵀKα at α_i ∈ [0, Cω_i/N]; α̂_i = a_k ω_i/W_k
         spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄).

@@ -658,7 +658,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             return cache[2] @ solution.entry_coef + solution.bias
         return self.decision_function(data, solution)
 
-    def evaluate(self, data: PUData, solution: PUSolution) -> Evaluation:
+    def evaluate(self, data: PUData, solution: PUSolution, *, aggregate: Any = None) -> Evaluation:
         """E^t = (5) at the solution (loss terms × ω_i), with a bound on its rounding error;
         regime 0/1/2 of ℓ per unlabeled row (0 for positives)."""
         return self.evaluate_rows(data, solution, 0, data)
@@ -716,6 +716,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality for (5): c2 ω ℓ(f) = max_{σ∈[0,c2ω]} σf + min(σ, c2ω − σ), so for every
         σ_u ∈ [0, c2 ω_u] and every (w, β), (5) ≥ −½‖w(σ)‖² + Σ_U min(σ_u, c2ω_u − σ_u) + β ρ
@@ -741,7 +743,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         if part is None:
             return None
         if self.linear:
-            return self._linear_bound(data, solution, evaluation, upper)
+            return self._linear_bound(data, solution, evaluation, upper, aggregate)
         if solution.cluster_sigma is None:
             return None
         totals = part.weights(data.weight)
@@ -750,10 +752,12 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         source = "dual (6) at the aggregated σ spread over the unlabeled entries, on all data"
         return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source)
 
-    def _linear_bound(self, data, solution, evaluation, upper) -> Bound | None:
+    def _linear_bound(self, data, solution, evaluation, upper, aggregate) -> Bound | None:
         """:meth:`lower_bound` for the linear kernel: the chunked pass's hooks on one block."""
         part = solution.partition
-        candidates, context = self.bound_candidates(self.aggregate(data, part), solution)
+        candidates, context = self.bound_candidates(
+            self.aggregate_of(data, part, aggregate), solution
+        )
         found = []
         for d, what in candidates:
             per_row = d[part.labels]

@@ -729,7 +729,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         )
         return regime.astype(np.int64)
 
-    def evaluate(self, data: S3VMData, solution: S3VMSolution) -> Evaluation:
+    def evaluate(
+        self, data: S3VMData, solution: S3VMSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         f = solution.decision_function(data.X)
         regime = self._prop5_regimes(data, f, solution)
         cert = solution.certificate
@@ -753,6 +755,8 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """The certificate's bound (module docstring): the optimum of a relaxation of (12),
         proven by the MIQP solver — solver-attested, not re-checkable from the data alone.

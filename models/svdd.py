@@ -167,7 +167,9 @@ class SVDDModel(KernelDomainModel):
         return DomainSolution(a, labels, domain, norm_sq, radius_sq, **scores)
 
     # ------------------------------------------------------------------ evaluation, certificate
-    def evaluate(self, data: FeatureData, solution: DomainSolution) -> Evaluation:
+    def evaluate(
+        self, data: FeatureData, solution: DomainSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         """E(ā) = min_{R²} R² + C Σ_i ω_i max{0, ‖φ(x_i) − ā‖² − R²} on all data (the best
         radius for the centre); regime [‖φ(x_i) − ā‖² > R̄²] against the aggregated radius."""
         domain = solution.domain
@@ -194,6 +196,8 @@ class SVDDModel(KernelDomainModel):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality for (P) at β with 0 ≤ β_i ≤ Cω_i: E* ≥ Σβ_i K_ii − βᵀKβ + R²(1 − Σβ)
         for the optimal R² ∈ [0, 4·max K_ii]; β_i = b_k ω_i/W_k gives Σβ_i K_ii = Σ b_k d̄_k

@@ -342,7 +342,9 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         )
 
     # ------------------------------------------------------------------ evaluation (10)
-    def evaluate(self, data: SVMData, solution: SVMSolution) -> Evaluation:
+    def evaluate(
+        self, data: SVMData, solution: SVMSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         """E^t = ½‖w‖² + M Σ_i ω_i max{0, 1 − y_i(w x_i + b)} (10) (row weights ω_i, 1
         unweighted), with a bound on its rounding error; regime_i = [1 − y_i(w x_i + b) > 0]
         (Prop. 3)."""
@@ -401,6 +403,8 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality on (6): for 0 ≤ α_i ≤ Mω_i (row weights ω, 1 unweighted) and any (w, b),
         (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖² − b Σα_i y_i. α is a cluster dual spread over the
@@ -417,7 +421,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         part = solution.partition
         if solution.alpha is None or part is None:
             return None
-        candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
+        candidates, _ = self.bound_candidates(self.aggregate_of(data, part, aggregate), solution)
         found = []
         for a, what in candidates:
             spread = a[part.labels]

@@ -394,7 +394,9 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         )
 
     # ------------------------------------------------------------------ evaluation (10)
-    def evaluate(self, data: SVMData, solution: KernelSVMSolution) -> Evaluation:
+    def evaluate(
+        self, data: SVMData, solution: KernelSVMSolution, *, aggregate: Any = None
+    ) -> Evaluation:
         """E^t = ½‖w̄‖² + M Σ_i ω_i max{0, 1 − y_i f(x_i)} (row weights ω_i, 1 unweighted),
         with a bound on its rounding error."""
         violation = 1.0 - data.y * solution.decision_function(data.X)
@@ -443,6 +445,8 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality on (6) in feature space: Σα_i − ½‖Σ α_i y_i φ(x_i)‖² − b*Σα_i y_i ≤ E*
         for 0 ≤ α_i ≤ M ω_i (row weights ω_i; 1 unweighted). α̂_i = ᾱ_k ω_i / W_k spread from

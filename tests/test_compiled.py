@@ -705,11 +705,11 @@ def test_label_sums_over_given_rows_and_the_kept_rows(always_compiled):
 
 @pytest.mark.parametrize("intercept", [True, False])
 def test_lad_evaluation_sums_the_certificate_in_the_same_read(always_compiled, intercept):
-    """On rows just aggregated into the solution's clusters, LAD's evaluation sums the
-    certificate's terms in its own compiled read: the same objective and regimes, and the
-    same bound to the bit, as the evaluation and the bound's own read one after the other.
-    Rows that were not aggregated into these clusters (another object with the same values,
-    or another partition) get no terms from the evaluation: the bound sums its own."""
+    """Given the aggregate of the solution's clusters (as the driver gives it), LAD's
+    evaluation sums the certificate's terms in its own compiled read: the same objective and
+    regimes, and the same bound to the bit, as the evaluation and the bound's own read one after
+    the other. Without it, or with the aggregate of another partition, the evaluation gets no
+    terms: the bound sums its own."""
     import dataclasses
 
     from aidopt.core.partition import Partition
@@ -722,11 +722,11 @@ def test_lad_evaluation_sums_the_certificate_in_the_same_read(always_compiled, i
     data = RegressionData(X, rng.standard_normal(n) * 1e3, list("abc"))
     model = LADModel(fit_intercept=intercept)
     partition = Partition.from_labels(rng.integers(0, k, n))
-    model.aggregate(data, partition)
+    agg = model.aggregate(data, partition)
     coef, dual = rng.standard_normal(3) * np.array([1e6, 1.0, 1e-6]), rng.uniform(-1, 1, k)
     solution = LADSolution(coef, 0.3 * intercept, partition, dual)
 
-    fused = model.evaluate(data, solution)
+    fused = model.evaluate(data, solution, aggregate=agg)
     assert fused.bound_terms is not None
     alone = model.evaluate_rows(data, solution, 0, data)
     assert (fused.objective, fused.objective_error) == (alone.objective, alone.objective_error)
@@ -737,7 +737,6 @@ def test_lad_evaluation_sums_the_certificate_in_the_same_read(always_compiled, i
     assert with_terms is not None and without is not None
     assert (with_terms.value, with_terms.source) == (without.value, without.source)
 
-    same_values = RegressionData(X.copy(), data.y.copy(), list("abc"))
-    assert model.evaluate(same_values, solution).bound_terms is None
+    assert model.evaluate(data, solution).bound_terms is None
     other = dataclasses.replace(solution, partition=Partition.from_labels(partition.labels))
-    assert model.evaluate(data, other).bound_terms is None
+    assert model.evaluate(data, other, aggregate=agg).bound_terms is None

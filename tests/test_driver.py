@@ -113,14 +113,14 @@ class MedianModel(AggregatedModel):
     def from_structure(self, kind, answer, agg):
         return answer
 
-    def evaluate(self, data, solution):
+    def evaluate(self, data, solution, *, aggregate=None):
         r = data.y - solution
         return Evaluation(float(np.abs(r).sum()), (r > 0).astype(np.int64))
 
     def solution_to_dict(self, data, solution):
         return {"c": solution}
 
-    def lower_bound(self, data, solution, evaluation, upper, dual=None):
+    def lower_bound(self, data, solution, evaluation, upper, dual=None, *, aggregate=None):
         """Weak duality for min Σ|y_i − c|: any u ∈ [−1, 1]ⁿ with Σu = 0 gives Σ u_i y_i ≤ E*.
         u = sign(r_i), the entries with r_i = 0 taking whatever balances Σu (if they can)."""
         r = data.y - solution

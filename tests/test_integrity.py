@@ -248,7 +248,7 @@ def test_a_bound_above_the_objective_is_reported_not_used():
     """A model whose 'bound' exceeds E (a numerical failure) is never used as a proof."""
 
     class Broken(LADModel):
-        def lower_bound(self, data, solution, evaluation, upper, dual=None):
+        def lower_bound(self, data, solution, evaluation, upper, dual=None, *, aggregate=None):
             bound = super().lower_bound(data, solution, evaluation, upper, dual)
             from dataclasses import replace
 

@@ -354,9 +354,9 @@ def test_dropped_dual_candidates_lose_no_bound(monkeypatch):
     seen, kept = [], []
     original_bound, original_promising = LADModel.lower_bound, LADModel._promising
 
-    def recorded(self, data, solution, evaluation, upper, dual=None):
+    def recorded(self, data, solution, evaluation, upper, dual=None, *, aggregate=None):
         seen.append((solution, evaluation, upper))
-        return original_bound(self, data, solution, evaluation, upper, dual)
+        return original_bound(self, data, solution, evaluation, upper, dual, aggregate=aggregate)
 
     def counted(self, candidates, *args):
         out = original_promising(self, candidates, *args)

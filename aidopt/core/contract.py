@@ -42,7 +42,7 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -288,8 +288,18 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         raise NotImplementedError(f"{type(self).__name__} reads no declared solution")
 
     @abstractmethod
-    def evaluate(self, data: DataT, solution: SolT) -> Evaluation:
-        """E^t and the regime of every original entry at the solution (one data pass)."""
+    def evaluate(self, data: DataT, solution: SolT, *, aggregate: AggT | None = None) -> Evaluation:
+        """E^t and the regime of every original entry at the solution (one data pass).
+        ``aggregate``: the aggregated data the solution was solved on, when the caller has it
+        (the driver does): the same read may sum the certificate's terms
+        (``Evaluation.bound_terms``)."""
+
+    def aggregate_of(self, data: DataT, partition: Partition, aggregate: AggT | None) -> AggT:
+        """``aggregate`` when it is the aggregate of ``partition``, else that aggregate computed
+        (one more pass over the data)."""
+        if aggregate is not None and cast(Any, aggregate).partition is partition:
+            return aggregate
+        return self.aggregate(data, partition)
 
     # -------------------------------------------------------------- the certificate
     def lower_bound(
@@ -299,6 +309,8 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: AggT | None = None,
     ) -> Bound | None:
         """A lower bound L ≤ E* on the ORIGINAL problem's optimum, proven from the data.
 
@@ -306,8 +318,9 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         solution (or, when ``dual`` is given, at that point: ``aidopt verify``), evaluated on
         every entry, with every residual and rounding allowance subtracted (see
         :mod:`aidopt.core.certificate`). ``upper`` is a proven upper bound on E* (the best E so
-        far), which bounds the free variables the allowances need. None: no bound (then the driver
-        never claims optimality).
+        far), which bounds the free variables the allowances need; ``aggregate`` as in
+        :meth:`evaluate` (the candidate dual points come from it). None: no bound (then the
+        driver never claims optimality).
         """
         return None
 

@@ -495,13 +495,13 @@ class AIDSolver:
             t1 = time.perf_counter()
             solve_seconds += t1 - t0
             with run.timer("evaluate"):
-                evaluation = self.model.evaluate(run.data, solution)
+                evaluation = self.model.evaluate(run.data, solution, aggregate=agg)
                 next_partition, n_impure = run.partition.split(
                     evaluation.regime, evaluation.split_regime
                 )
             self._update_incumbent(run, solution, evaluation)
             with run.timer("bound"):
-                self._update_bound(run, solution, evaluation)
+                self._update_bound(run, solution, evaluation, agg)
             pass_seconds = time.perf_counter() - t1
             needs_accuracy = (
                 n_impure == 0
@@ -528,11 +528,11 @@ class AIDSolver:
         else:
             run.improved = False
 
-    def _update_bound(self, run: _Run, solution: Any, evaluation: Evaluation) -> None:
+    def _update_bound(self, run: _Run, solution: Any, evaluation: Evaluation, agg: Any) -> None:
         """L = max(L, the model's proven bound); a bound above E_best is a numerical failure."""
         upper = run.upper
         assert upper is not None, "the incumbent is updated before the bound"
-        bound = self.model.lower_bound(run.data, solution, evaluation, upper)
+        bound = self.model.lower_bound(run.data, solution, evaluation, upper, aggregate=agg)
         run.iteration_bound = bound
         if bound is None:
             return

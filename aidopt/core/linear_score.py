@@ -256,7 +256,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
         )
 
     # ------------------------------------------------------------------ E^t
-    def evaluate(self, data: Any, solution: LinearFit) -> Evaluation:
+    def evaluate(self, data: Any, solution: LinearFit, *, aggregate: Any = None) -> Evaluation:
         """E^t on every row: :meth:`evaluate_rows` on one block."""
         return self.evaluate_rows(data, solution, 0, data)
 
@@ -279,6 +279,8 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
         evaluation: Evaluation,
         upper: float,
         dual: DualPoint | None = None,
+        *,
+        aggregate: Any = None,
     ) -> Bound | None:
         """The best weak-duality bound over the candidate dual points, on all rows (at
         ``dual`` when given: ``aidopt verify``)."""
@@ -290,7 +292,9 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
             found = [(beta, "the given dual point")]
         else:
             part = solution.partition
-            candidates, _ = self.bound_candidates(self.aggregate(data, part), solution)
+            candidates, _ = self.bound_candidates(
+                self.aggregate_of(data, part, aggregate), solution
+            )
             found = [(s[part.labels], f"{what}, on all data") for s, what in candidates]
         bounds = []
         for beta, source in found:

@@ -95,7 +95,6 @@ class _OnBlocks:
     """Placed before a model class by :func:`on_blocks`: the data components on blocks."""
 
     _plain: Any  # the model itself (an AggregatedModel and a BlockPass), what the kernels get
-    _aggregates: dict[str, Any]  # the aggregate of the last partition, by its slot
     _evaluation_slots: tuple[str, ...]  # the slots of the last evaluation's regimes
 
     def check_data(self, data: Blocks) -> None:
@@ -126,11 +125,9 @@ class _OnBlocks:
         """Cluster sums of the model's columns: one pass."""
         plain = self._plain
         sums = partition.cluster_sums(plain.cluster_columns)  # type: ignore[attr-defined]
-        agg = plain.aggregate_from_sums(sums, partition)  # type: ignore[attr-defined]
-        self._aggregates = {partition.slot: agg}  # what evaluate and lower_bound reuse
-        return agg
+        return plain.aggregate_from_sums(sums, partition)
 
-    def evaluate(self, data: Blocks, solution: Any) -> Evaluation:
+    def evaluate(self, data: Blocks, solution: Any, *, aggregate: Any = None) -> Evaluation:
         """E^t summed over the blocks (block sums added exactly, the total rounded once); the
         regimes stay beside the blocks (an evaluation's slots replace the previous one's).
         The same pass sums the certificate's terms at the model's candidate duals, which the
@@ -139,7 +136,7 @@ class _OnBlocks:
         data.drop(*self._evaluation_slots)
         self._evaluation_slots = (regime, finer)
         whole = Shape(data.n, data.m)
-        candidates, context = self._candidates(data, solution)
+        candidates, context = self._candidates(data, solution, aggregate)
         duals = _stacked(candidates, solution.partition.n_clusters)
         found = data.run(
             _evaluate,
@@ -163,7 +160,7 @@ class _OnBlocks:
             _BlockTerms(solution, candidates, context, [terms for *_, terms in found]),
         )
 
-    def lower_bound(self, data, solution, evaluation, upper, dual=None):
+    def lower_bound(self, data, solution, evaluation, upper, dual=None, *, aggregate=None):
         """The model's certificate at each of its candidate dual points, every block's terms
         summed in one pass over the rows; the best bound."""
         if dual is not None:
@@ -175,7 +172,7 @@ class _OnBlocks:
         if isinstance(read, _BlockTerms) and read.solution is solution:
             candidates, context, per_block = read.candidates, read.context, read.per_block
         else:  # not the solution just evaluated: its own pass
-            candidates, context = self._candidates(data, solution)
+            candidates, context = self._candidates(data, solution, aggregate)
             duals = _stacked(candidates, part.n_clusters)
             per_block = data.run(_bound_terms, self._plain, duals, reads=(part.slot,))
         plain = self._plain
@@ -207,14 +204,11 @@ class _OnBlocks:
             data.header, solution, row_sums=np.sum(sums, axis=0)
         )
 
-    def _candidates(self, data: Blocks, solution: Any) -> tuple[list, Any]:
+    def _candidates(self, data: Blocks, solution: Any, aggregate: Any) -> tuple[list, Any]:
         """The model's candidate duals (and their context) from the aggregated data of the
-        solution's clusters (the cached aggregate: computed again only when it is not)."""
-        part = solution.partition
-        agg = self._aggregates.get(part.slot)
-        if agg is None:
-            agg = self.aggregate(data, part)
-        return self._plain.bound_candidates(agg, solution)  # type: ignore[attr-defined]
+        solution's clusters (``aggregate``, when it is theirs; else summed again)."""
+        agg = self.aggregate_of(data, solution.partition, aggregate)  # type: ignore[attr-defined]
+        return self._plain.bound_candidates(agg, solution)
 
 
 _CLASSES: dict[type, type] = {}
@@ -242,5 +236,5 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
     out: Any = object.__new__(made)
     out.__dict__.update(model.__dict__)
     out._plain = model
-    out._aggregates, out._evaluation_slots = {}, ()
+    out._evaluation_slots = ()
     return out
