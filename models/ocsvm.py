@@ -60,6 +60,7 @@ from aidopt.numerics.rounding import (
     accurate_weighted_sum,
     added_blocks,
     score_error,
+    sum_relative_error,
     times,
     weighted_below,
 )
@@ -418,7 +419,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
             weight,
             partition,
             math.fsum(weight),
-            0.0 if exact else (partition.n + 2) * EPS,
+            0.0 if exact else sum_relative_error(partition.n),
         )
 
     def solution_to_dict(

@@ -96,6 +96,7 @@ from aidopt.numerics.rounding import (
     max_row_norm,
     score_error,
     squared_norm,
+    sum_relative_error,
     total_weight_up,
     weighted_below,
 )
@@ -919,7 +920,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             weight=sums[:, 1].copy(),
             labeled=positives > 0,
             partition=partition,
-            total_error=0.0 if exact else (partition.n + 2) * EPS,
+            total_error=0.0 if exact else sum_relative_error(partition.n),
         )
 
     def bound_candidates(

@@ -42,6 +42,7 @@ __all__ = [
     "safe_min_eigenvalue",
     "score_error",
     "squared_norm",
+    "sum_relative_error",
     "times",
     "total_weight_up",
     "vector_sums",
@@ -309,12 +310,18 @@ def weighted_abs_column_sums(
     :func:`abs_column_sums` unweighted."""
     if weight is None:
         return abs_column_sums(X)
-    return np.asarray(weight @ abs(X)).ravel() * (1 + (X.shape[0] + 2) * EPS)
+    return np.asarray(weight @ abs(X)).ravel() * (1 + sum_relative_error(X.shape[0]))
+
+
+def sum_relative_error(n: int) -> float:
+    """A bound on the relative rounding error of a float64 sum of n non-negative terms added in
+    any order (n − 1 additions: (n − 1)ε/(1 − (n − 1)ε) ≤ (n + 2)ε while nε ≤ 1/4)."""
+    return (n + 2) * EPS
 
 
 def total_weight_up(weight: NDArray[np.float64]) -> float:
-    """Σ_i ω_i rounded up (n − 1 additions in any order: within nε of the exact sum)."""
-    return float(weight.sum()) * (1 + (weight.size + 2) * EPS)
+    """Σ_i ω_i (ω ≥ 0) rounded up (:func:`sum_relative_error`)."""
+    return float(weight.sum()) * (1 + sum_relative_error(weight.size))
 
 
 def vector_sums(v: NDArray[np.float64]) -> tuple[float, float]:
