@@ -53,12 +53,12 @@ from aidopt.data.generate import Generator
 from aidopt.exceptions import DataError
 from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.numerics.rounding import (
-    EPS,
     abs_column_sums,
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
+    ratio,
     score_error,
     sum_relative_error,
     times,
@@ -67,6 +67,8 @@ from aidopt.numerics.rounding import (
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import NO_INTERCEPT, SVMFit, WeightedSVM
+
+_INSIDE_TOL = 1e-8  # a row with w·x_i ≥ 1 − this counts as inside the domain (≈ √ε)
 
 
 @dataclass(frozen=True, eq=False)
@@ -277,8 +279,8 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
             assert solution.total is not None, "a solution on blocks carries N"
             total, total_error = solution.total, solution.total_error
         hinge_error += score_error(rows.X, w, 1.0, rows.weight)  # 1 − x_i·w
-        # C/N is within ε of C/N̂, and N̂ within total_error of N (relatively)
-        objective, error = times(self.C / total, hinge, hinge_error, total_error + EPS)
+        scale, scale_error = ratio(self.C, total, total_error)  # C/N
+        objective, error = times(scale, hinge, hinge_error, scale_error)
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
         return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
@@ -437,7 +439,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
 
     def solution_row_sums(self, rows: FeatureData, solution: Solution) -> NDArray[np.float64]:
         """(Σ ω_i over the rows inside the domain, Σ ω_i) of a block."""
-        inside = rows.X @ solution.w >= 1.0 - math.sqrt(EPS)
+        inside = rows.X @ solution.w >= 1.0 - _INSIDE_TOL
         w = rows.row_weights
         return np.array([math.fsum(w[inside]), math.fsum(w)])
 

@@ -39,6 +39,7 @@ __all__ = [
     "added_chunk_sums",
     "data_sums_cached",
     "max_row_norm",
+    "ratio",
     "safe_min_eigenvalue",
     "score_error",
     "squared_norm",
@@ -294,6 +295,12 @@ def times(factor: float, value: float, error: float, relative: float = 0.0) -> t
     relative accuracy."""
     product = factor * value
     return product, abs(factor) * error + (relative + EPS) * abs(product)
+
+
+def ratio(a: float, b: float, b_relative: float = 0.0) -> tuple[float, float]:
+    """a/b and a bound on its relative error, for b computed within ``b_relative`` of its exact
+    value (relatively): the division's rounding ε plus b's error."""
+    return a / b, b_relative + EPS
 
 
 def weighted_below(a: NDArray[np.float64], weight: NDArray[np.float64] | None) -> NDArray:
