@@ -88,6 +88,7 @@ from aidopt.numerics.rounding import (
     added_chunk_sums,
     safe_min_eigenvalue,
     vector_sums,
+    weighted_below,
 )
 from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
@@ -848,7 +849,7 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         shrunk by 1 − 2ε so that |u_i| ≤ |s_i| w_i holds in exact arithmetic: u stays in its
         box [−c⁻w_i, c⁺w_i]): uᵀy and Zᵀu with their rounding bounds, ‖W½y‖₂², min w."""
         w = rows.weight
-        u = s if w is None else (s * w) * (1.0 - 2.0 * EPS)
+        u = weighted_below(s, w)
         value, value_error = accurate_sum(u * rows.y)
         value_error += EPS * float(np.abs(u) @ np.abs(rows.y))
         bound_u = float(np.abs(u).max(initial=0.0))

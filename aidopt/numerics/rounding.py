@@ -304,9 +304,10 @@ def ratio(a: float, b: float, b_relative: float = 0.0) -> tuple[float, float]:
 
 
 def weighted_below(a: NDArray[np.float64], weight: NDArray[np.float64] | None) -> NDArray:
-    """a_i ω_i computed so that it is at most the exact product (a ≥ 0, ω > 0): fl(a_i ω_i) is
-    within ε of it, so fl(a_i ω_i)(1 − 2ε) ≤ a_i ω_i — a dual point in the box a_i ≤ c stays in
-    the box ω_i c of the weighted problem in exact arithmetic. ``a`` itself unweighted."""
+    """a_i ω_i (ω > 0) computed so that its magnitude is at most the exact product's: fl(a_i ω_i)
+    is within ε of it (relatively), so |fl(a_i ω_i)(1 − 2ε)| ≤ |a_i ω_i| with the same sign — a
+    dual point in the box lo ≤ a_i ≤ hi (lo ≤ 0 ≤ hi) stays in the box [ω_i lo, ω_i hi] of the
+    weighted problem in exact arithmetic. ``a`` itself unweighted."""
     return a if weight is None else (a * weight) * (1.0 - 2.0 * EPS)
 
 
