@@ -169,6 +169,7 @@ def test_highs_banner_and_log_go_to_stderr(runs):
     assert proc.stdout.startswith("model       lad\nsolver      highs\n")
     assert "status      " in proc.stdout and "Running HiGHS" not in proc.stdout
     assert "Lower bound" in proc.stderr  # the iteration log
+    assert "Running HiGHS" not in proc.stderr  # the constructor's banner, without --solver-log
 
 
 def test_solvers_and_version_on_stdout(runs):

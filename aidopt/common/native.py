@@ -26,8 +26,9 @@ def flush_c_stdio() -> None:
 
 
 @contextlib.contextmanager
-def silenced_stdout(active: bool = True) -> Iterator[None]:
-    """Send what is written to fd 1 during the block to fd 2 (not thread-safe: fd 1 is global)."""
+def silenced_stdout(active: bool = True, *, discard: bool = False) -> Iterator[None]:
+    """Send what is written to fd 1 during the block to fd 2, or with ``discard`` nowhere (not
+    thread-safe: fd 1 is global)."""
     if not active:
         yield
         return
@@ -38,7 +39,12 @@ def silenced_stdout(active: bool = True) -> Iterator[None]:
         yield
         return
     try:
-        os.dup2(2, 1)
+        if discard:
+            sink = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(sink, 1)
+            os.close(sink)
+        else:
+            os.dup2(2, 1)
         yield
     finally:
         with contextlib.suppress(OSError, ValueError):

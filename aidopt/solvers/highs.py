@@ -175,7 +175,7 @@ class HighsAdapter(SolverAdapter):
     ) -> SolveResult:
         import highspy
 
-        with silenced_stdout(not verbose):  # highspy ≥ 1.16 prints a banner here
+        with silenced_stdout(not verbose, discard=True):  # highspy ≥ 1.16 prints a banner here
             h = highspy.Highs()
         h.setOptionValue("output_flag", bool(verbose))
         if time_limit is not None:

@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from aidopt.common.deadline import budget
 from aidopt.common.lazy import sparse as sp
+from aidopt.common.native import silenced_stdout
 from aidopt.exceptions import SolverCapabilityError, SolverError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
 from aidopt.solvers.highs import HighsAdapter
@@ -398,7 +399,8 @@ class _OARun:
         lp.integrality_ = [
             hs.HighsVarType.kInteger if k else hs.HighsVarType.kContinuous for k in kinds
         ]
-        h = hs.Highs()
+        with silenced_stdout(not self.verbose, discard=True):  # the banner of highspy ≥ 1.16
+            h = hs.Highs()
         h.setOptionValue("output_flag", bool(self.verbose))
         for key, value in self.opts.highs.items():
             if h.setOptionValue(key, value) != hs.HighsStatus.kOk:
