@@ -406,11 +406,11 @@ class KernelOneClassModel(KernelDomainModel):
     # ------------------------------------------------------------------ the aggregated dual
     def declare(self, agg: DomainAggregate) -> Problem:
         """The dual max Σ a_k − ½ aᵀK̄a on 0 ≤ a_k ≤ C W_k/N, in factored, scaled form (a = u∘β,
-        u = C W_k/N, L Lᵀ = K̄): min ½‖v‖² − uᵀβ  s.t.  v = Lᵀ(u∘β),  0 ≤ β ≤ 1."""
+        u = C W_k/N, L Lᵀ = K̄): max uᵀβ − ½‖v‖²  s.t.  v = Lᵀ(u∘β),  0 ≤ β ≤ 1."""
         L, u = agg.factor, self._upper(agg)
         p = Problem("LM-OCSVM aggregated dual")
         v, beta = p.variables("v", L.shape[1]), p.variables("beta", u.size, lower=0.0, upper=1.0)
-        p.minimize(0.5 * sum_squares(v) - u @ beta)
+        p.maximize(u @ beta - 0.5 * sum_squares(v))
         p.subject_to("expansion", v == (L * u[:, None]).T @ beta)
         return p
 

@@ -499,9 +499,9 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         p = Problem("PU dual (6)")
         sigma = p.variables("sigma", nu, lower=0.0, upper=C)
         delta = p.variables("delta", nu, lower=0.0, upper=C)
-        offset = 0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p)  # min (6) + offset = −min (5)
+        offset = 0.5 * float(alpha_p @ K[np.ix_(P, P)] @ alpha_p)  # max −(6) − offset = min (5)
         linear = (K[np.ix_(U, P)] @ alpha_p) @ sigma + 0.5 * np.ones(nu) @ delta
-        p.minimize(0.5 * quad_form(sigma, K[np.ix_(U, U)]) - linear + offset)
+        p.maximize(linear - 0.5 * quad_form(sigma, K[np.ix_(U, U)]) - offset)
         p.subject_to("balance", np.ones(nu) @ sigma == self.prior / (2.0 * self.lam))  # c1 p
         p.subject_to("upper", sigma + 0.5 * delta <= C)
         p.subject_to("lower", sigma - 0.5 * delta >= 0.0)

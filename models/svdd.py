@@ -107,14 +107,14 @@ class SVDDModel(KernelDomainModel):
     # ------------------------------------------------------------------ the aggregated dual
     def declare(self, agg: DomainAggregate) -> Problem:
         """The dual max d̄ᵀb − bᵀK̄b s.t. Σ_k b_k = 1, 0 ≤ b_k ≤ C W_k, in factored form
-        (L Lᵀ = K̄): min ‖v‖² − d̄ᵀb  s.t.  v = Lᵀb,  Σ_k b_k = 1,  0 ≤ b_k ≤ C W_k."""
+        (L Lᵀ = K̄): max d̄ᵀb − ‖v‖²  s.t.  v = Lᵀb,  Σ_k b_k = 1,  0 ≤ b_k ≤ C W_k."""
         L = agg.factor
         p = Problem("SVDD aggregated dual")
         v, b = (
             p.variables("v", L.shape[1]),
             p.variables("b", L.shape[0], lower=0.0, upper=self._upper(agg)),
         )
-        p.minimize(sum_squares(v) - agg.diag_mean @ b)
+        p.maximize(agg.diag_mean @ b - sum_squares(v))
         p.subject_to("expansion", v == L.T @ b)
         p.subject_to("simplex", np.ones(L.shape[0]) @ b == 1.0)
         return p

@@ -142,8 +142,6 @@ def test_pyomo_matrix_and_usmo_paths_agree(kernel: Kernel) -> None:
     agg = model.aggregate(data, Partition.from_labels(labels))
     pyomo_model = model.build(agg)
     via_pyomo = solve_pyomo(pyomo_model)
-    if kernel is RBF:  # the declared (6) is a minimisation whose optimum is −F^t
-        via_pyomo = -via_pyomo
     s_pyomo = model.extract(pyomo_model, agg)
     program = model.matrix_program(agg)
     res = get_solver("highs").solve_program(program, options={"qp_regularization_value": 0.0})

@@ -134,9 +134,9 @@ def test_one_aggregated_dual_on_each_solver():
     assert svm.features is None and svm.C == M
     np.testing.assert_array_equal(svm.gram, agg.gram)
     factored, res_matrix = solve_aggregated(model, agg, "highs")  # the factored dual program
-    declared, res_pyomo = solve_aggregated(model, agg, "highs", interface="pyomo")  # (21), min
+    declared, res_pyomo = solve_aggregated(model, agg, "highs", interface="pyomo")  # (21)
     exact, res_libsvm = solve_aggregated(model, agg, "libsvm", options={"tol": 1e-8})
-    assert -res_pyomo.objective == pytest.approx(res_matrix.bound, rel=1e-6)  # max of (21)
+    assert res_pyomo.objective == pytest.approx(res_matrix.bound, rel=1e-6)  # max of (21)
     assert res_libsvm.bound == pytest.approx(res_matrix.bound, rel=1e-6)
     for sol in (factored, declared, exact):  # the same D(ᾱ) with the exact K̄
         ay = sol.alpha * agg.label

@@ -119,7 +119,9 @@ def _declared_route(model, adapter, interface, base, verbose) -> Route:
         if result.status is not SolveStatus.OPTIMAL:
             return None, result
         solution = model.solution_from_program(result, agg)
-        return solution, replace(result, bound=model.program_bound(result, agg))
+        sign = program.meta.get("objective_sign", 1.0)  # −1: the program is −(a maximisation)
+        value = None if result.objective is None else sign * result.objective
+        return solution, replace(result, objective=value, bound=model.program_bound(result, agg))
 
     return route
 

@@ -211,7 +211,9 @@ class Problem:
         self.title = title
         self.blocks: list[Variables] = []
         self.constraints: dict[str, Constraint] = {}
-        self.objective: Expression | None = None
+        self.objective: Expression | None = None  # in minimisation form
+        #: −1 for a maximisation (``objective`` is then −f, and the matrix program's optimum −F)
+        self.sign = 1.0
 
     def variables(
         self,
@@ -235,7 +237,15 @@ class Problem:
         expr = objective.expr() if isinstance(objective, _Algebra) else None
         if expr is None or expr.rows != 1:
             raise ValueError("the objective must be one affine or quadratic expression")
-        self.objective = expr
+        self.objective, self.sign = expr, 1.0
+
+    def maximize(self, objective: Any) -> None:
+        """Set the objective of a maximisation (concave: −objective convex). The matrix program
+        minimises −objective (its ``meta["objective_sign"]`` is −1: its optimum is −F*); the Pyomo
+        model maximises the objective itself. Multipliers (``Values.dual``) are those of the
+        minimisation of −objective; a Pyomo solve of a maximisation gives none."""
+        self.minimize(-1.0 * objective)
+        self.sign = -1.0
 
     def subject_to(self, name: str, constraint: Constraint) -> None:
         """Add the constraint block ``name`` (one row per row of the comparison)."""
@@ -272,6 +282,8 @@ class Problem:
             lower.append(rhs if con.sense in (">=", "==") else np.full(rhs.size, -np.inf))
             upper.append(rhs if con.sense in ("<=", "==") else np.full(rhs.size, np.inf))
         obj = self.objective
+        if self.sign < 0:  # a maximisation: the program's optimum is −F*
+            warm["meta"] = {**warm.get("meta", {}), "objective_sign": -1.0}
         c = np.asarray(self._row_block(obj).todense()).ravel()
         Q = None
         if obj.quadratic:
@@ -354,7 +366,10 @@ class Problem:
                 float(q) * columns[i] * columns[j]
                 for i, j, q in zip(Q.row, Q.col, Q.data, strict=True)
             )
-        model.objective = pyo.Objective(expr=objective + program.offset, sense=pyo.minimize)
+        if self.sign < 0:  # a maximisation is printed and solved as one
+            model.objective = pyo.Objective(expr=-(objective + program.offset), sense=pyo.maximize)
+        else:
+            model.objective = pyo.Objective(expr=objective + program.offset, sense=pyo.minimize)
         return model
 
     def values_from_pyomo(self, model: Any) -> Values:
@@ -370,7 +385,10 @@ class Problem:
             con = model.component(name)
             duals.append([model.dual.get(con[i]) for i in range(rows.stop - rows.start)])
         flat = [d for block in duals for d in block]
-        row_duals = None if None in flat else np.array(flat, dtype=np.float64)
+        if self.sign < 0 or None in flat:  # no multipliers (of a maximisation: see maximize)
+            row_duals = None
+        else:
+            row_duals = np.array(flat, dtype=np.float64)
         return Values(self, x, row_duals)  # Pyomo's dual of a minimisation is HiGHS's row dual
 
 
@@ -475,7 +493,7 @@ class DualForm:
             col_upper=np.r_[np.full(q, np.inf), y_up],
             Q=sp.diags(np.r_[1.0 / d[quad], np.zeros(n_rows)], format="csc") if q else None,
             offset=-p.offset,
-            **warm,
+            **{**warm, "meta": {**warm.get("meta", {}), "objective_sign": -1.0}},
         )
 
     def values(self, result: SolveResult) -> Values:
