@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from aidopt.common.lazy import issparse
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 from aidopt.common.options import Option, from_args
 from aidopt.core.certificate import (
@@ -49,7 +49,7 @@ from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
-from aidopt.data.generate import Generator
+from aidopt.data.one_class import BLOBS
 from aidopt.exceptions import DataError
 from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
 from aidopt.numerics.rounding import (
@@ -125,27 +125,6 @@ class DualTerms:
             *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
             *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
         )
-
-
-def blobs(n: int, m: int, *, seed: int = 0) -> pd.DataFrame:
-    """Two Gaussian blobs around +2·1 and +3·1 (a domain away from the origin)."""
-    import pandas as pd
-
-    rng = np.random.default_rng(seed)
-    centre = np.where(rng.random(n) < 0.5, 2.0, 3.0)[:, None]
-    X = centre + rng.standard_normal((n, m))
-    return pd.DataFrame(X, columns=[f"x{j + 1}" for j in range(m)])
-
-
-#: ``aidopt generate ocsvm|svdd``
-BLOBS = Generator(
-    make=blobs,
-    options=(
-        Option("n", kind=int, low=1, help="rows"),
-        Option("m", kind=int, low=1, help="features"),
-    ),
-    help="two Gaussian blobs away from the origin",
-)
 
 
 class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockPass):

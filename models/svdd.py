@@ -46,8 +46,8 @@ from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
 from aidopt.core.contract import Evaluation, Previous
 from aidopt.data.containers import FeatureData
+from aidopt.data.one_class import BLOBS
 from aidopt.exceptions import DataError, SolverCapabilityError
-from aidopt.models.ocsvm import BLOBS
 from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options

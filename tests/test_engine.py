@@ -21,12 +21,13 @@ import pytest
 from aidopt.core.driver import AIDSolver
 from aidopt.data.containers import BinaryData, FeatureData, PositiveUnlabeledData, RegressionData
 from aidopt.data.lad import make_lad
+from aidopt.data.one_class import blobs
 from aidopt.data.pu import make_pu
 from aidopt.data.svm import make_svm
 from aidopt.engine.blocks import MemoryBlocks
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.models.lad import LADModel, QuantileModel
-from aidopt.models.ocsvm import OneClassSVMModel, blobs
+from aidopt.models.ocsvm import OneClassSVMModel
 from aidopt.models.pu import PUModel
 from aidopt.models.svm import SVMModel
 

@@ -14,8 +14,9 @@ import pytest
 from aidopt import AIDSolver, AIDStatus
 from aidopt.cli import main
 from aidopt.data.containers import FeatureData
+from aidopt.data.one_class import blobs
 from aidopt.exceptions import InvalidParameterError
-from aidopt.models.ocsvm import OneClassSVMModel, blobs
+from aidopt.models.ocsvm import OneClassSVMModel
 from aidopt.verify import verify_result
 
 cp = pytest.importorskip("cvxpy")

@@ -213,7 +213,8 @@ def test_libraries_refuse_a_fixed_intercept():
 
 def test_one_class_model_runs_on_the_active_set_by_default():
     from aidopt.data.containers import FeatureData
-    from aidopt.models.ocsvm import OneClassSVMModel, blobs
+    from aidopt.data.one_class import blobs
+    from aidopt.models.ocsvm import OneClassSVMModel
 
     # 1,500 rows: HiGHS' full QP takes 0.1 s there and 44 s at 3,000 rows of the same blobs
     data = FeatureData.from_frame(blobs(1500, 4, seed=2))

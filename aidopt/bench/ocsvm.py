@@ -1,12 +1,11 @@
 """``aidopt bench ocsvm``: the linear one-class SVM (1) by AID against the full QP, on two
-Gaussian blobs away from the origin (:func:`aidopt.data.svc_shapes` style, ``models/ocsvm.py``'s
-generator)."""
+Gaussian blobs away from the origin (:func:`aidopt.data.one_class.blobs`, the model's generator)."""
 
 from __future__ import annotations
 
 from aidopt.bench.spec import BenchSpec, Method, Workload
 from aidopt.data.containers import FeatureData
-from aidopt.models.ocsvm import blobs
+from aidopt.data.one_class import blobs
 
 __all__ = ["SPEC"]
 
