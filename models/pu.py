@@ -147,10 +147,6 @@ def optimal_bias(
     return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
 
 
-def _dense(X: NDArray[np.float64] | sp.spmatrix) -> NDArray[np.float64]:
-    return dense(X)
-
-
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
     """The piece of ℓ an unlabeled point is on: 0 (f ≤ −1), 1 (−1 < f < 1), 2 (f ≥ 1)."""
     return (f > -1.0).astype(np.int64) + (f >= 1.0)
@@ -378,7 +374,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
         omega = data.row_weights
         su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
-        sample_u = _dense(data.X[su])
+        sample_u = dense(data.X[su])
         weights_u = omega[su] * (omega[unl].sum() / omega[su].sum())
         if self.linear:
             mean_p = np.asarray(omega[pos] @ data.X[pos]).ravel() / omega[pos].sum()
