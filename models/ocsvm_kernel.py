@@ -71,6 +71,7 @@ from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
+    expansion_error,
     kernel_bound,
     kernel_entry_error,
     kernel_model_options,
@@ -78,7 +79,12 @@ from aidopt.numerics.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
+from aidopt.numerics.rounding import (
+    accurate_sum,
+    accurate_weighted_sum,
+    sum_relative_error,
+    total_weight_up,
+)
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import ProblemClass
@@ -352,7 +358,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         vector, or by cluster sums of at most n terms; each entry within ``entry``)."""
         terms = domain.support_vectors.shape[0] + n
         mass = float(np.abs(domain.coef).sum())
-        return (terms + m + 3) * EPS * (mass * kmax + 1.0) + mass * entry
+        return expansion_error(terms, m, mass, kmax, entry, 1.0)
 
     def solution_from_dict(
         self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None
@@ -466,7 +472,7 @@ class KernelOneClassModel(KernelDomainModel):
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         scale = self.C / data.total_weight
         one = self.expansion_error(solution.domain, kmax, data.m, data.n, entry)
-        error = scale * (hinge_error + data.total_weight * (1 + data.n * EPS) * one)
+        error = scale * (hinge_error + total_weight_up(data.row_weights) * one)
         error += 0.5 * self.quad_error(solution.domain, data.n, kmax, entry)
         regime = (f < 0).astype(np.int64)
         return Evaluation(0.5 * solution.norm_sq + scale * hinge, regime, None, error)
@@ -499,7 +505,7 @@ class KernelOneClassModel(KernelDomainModel):
         value = total - 0.5 * solution.norm_sq
         allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax, entry)
         if dual is None and data.weight is not None:
-            allowance += (data.n + 4) * EPS * (total + total_error)
+            allowance += sum_relative_error(data.n + 2) * (total + total_error)
         support = np.flatnonzero(alpha)
         point = DualPoint(None, support.astype(np.int64), alpha[support])
         return Bound(value - allowance, source, point, value, allowance)

@@ -78,6 +78,7 @@ from aidopt.data.pu import GENERATOR
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.numerics.kernels import (
     Kernel,
+    expansion_error,
     kernel_bound,
     kernel_entry_error,
     kernel_flag_options,
@@ -685,9 +686,9 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             f_error = score_error(rows.X, solution.coef, abs(solution.bias), weight)
         else:
             mass = _alpha_mass(solution)
-            f_error = total_weight_up(omega) * (
-                (rows.n + rows.m + 3) * EPS * (mass * self._kernel_max(rows) + abs(solution.bias))
-                + mass * kernel_entry_error(self.kernel, rows.X)
+            kmax, entry = self._kernel_max(rows), kernel_entry_error(self.kernel, rows.X)
+            f_error = total_weight_up(omega) * expansion_error(
+                rows.n, rows.m, mass, kmax, entry, abs(solution.bias)
             )
         error = c1 * pos_error + c2 * loss_error + max(c1, c2) * f_error
         error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))

@@ -51,7 +51,7 @@ from aidopt.exceptions import DataError, SolverCapabilityError
 from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options
-from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
+from aidopt.numerics.rounding import accurate_sum, accurate_weighted_sum, total_weight_up
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.structures import BoxQP, KernelOneClass
@@ -177,7 +177,7 @@ class SVDDModel(KernelDomainModel):
         omega = data.row_weights
         r2 = best_radius(dist_sq, self.C * omega)
         hinge, hinge_error = accurate_weighted_sum(np.maximum(dist_sq - r2, 0.0), data.weight)
-        total = data.total_weight * (1 + data.n * EPS)
+        total = total_weight_up(data.row_weights)
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         one = self.expansion_error(domain, kmax, data.m, data.n, entry)
         error = self.C * (hinge_error + total * 3 * one)

@@ -73,6 +73,7 @@ from aidopt.models.svm_parts import (
 from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
+    expansion_error,
     kernel_bound,
     kernel_entry_error,
     kernel_model_options,
@@ -81,7 +82,12 @@ from aidopt.numerics.kernels import (
     model_kernel,
     quadratic_form_error,
 )
-from aidopt.numerics.rounding import EPS, accurate_sum, accurate_weighted_sum
+from aidopt.numerics.rounding import (
+    accurate_sum,
+    accurate_weighted_sum,
+    sum_relative_error,
+    total_weight_up,
+)
 from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import ProblemClass
@@ -401,15 +407,11 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         with a bound on its rounding error."""
         violation = 1.0 - data.y * solution.decision_function(data.X)
         hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), data.weight)
-        total_weight = data.total_weight
-        if data.weight is not None:
-            total_weight *= 1 + (data.n + 2) * EPS
+        total_weight = data.total_weight if data.weight is None else total_weight_up(data.weight)
         kmax, entry = self._kernel_max(data), self._kernel_error(data)
         n_sv = solution.support_vectors.shape[0]
         mass = float(np.abs(solution.dual_coef).sum())
-        score_error = (n_sv + data.m + 3) * EPS * (
-            mass * kmax + abs(solution.intercept) + 1.0
-        ) + mass * entry
+        score_error = expansion_error(n_sv, data.m, mass, kmax, entry, abs(solution.intercept) + 1)
         error = self.M * (hinge_error + total_weight * score_error) + self._quad_error(
             solution, data, kmax, entry
         )
@@ -462,7 +464,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             cluster_label = np.zeros(solution.alpha.size)
             cluster_label[labels] = data.y
             if np.any(solution.alpha < 0) or np.any(
-                solution.alpha > self.M * totals * (1 + (data.n + 8) * EPS)
+                solution.alpha > self.M * totals * (1 + sum_relative_error(data.n + 6))
             ):
                 return None
             alpha = np.minimum(solution.alpha, self.M * totals)  # rounding only
@@ -485,7 +487,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         if dual is None and data.weight is not None:
             # ᾱ_k ≤ M fl(W_k) ≤ M W_k (1 + δ), δ = (n + 2)ε: (1 − δ)ᾱ is in the exact box and
             # D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
-            allowance += (data.n + 2) * EPS * (total + total_error)
+            allowance += sum_relative_error(data.n) * (total + total_error)
         support = np.flatnonzero(entries)
         point = DualPoint(None, support.astype(np.int64), entries[support])
         return Bound(dual_value - allowance, source, point, dual_value, allowance)

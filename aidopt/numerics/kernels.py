@@ -41,6 +41,7 @@ __all__ = [
     "KERNEL_USES",
     "Kernel",
     "check_kernel_options",
+    "expansion_error",
     "kernel_bound",
     "kernel_entry_error",
     "kernel_flag_options",
@@ -319,6 +320,17 @@ def kernel_entry_error(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
     if issparse(X):
         return expansion
     return max(direct, min(expansion, EXPANSION_LIMIT))
+
+
+def expansion_error(
+    terms: int, m: int, mass: float, kmax: float, entry: float, offset: float = 0.0
+) -> float:
+    """Rounding bound of one computed value Σ_j c_j k̂(s_j, x) ± c of a kernel expansion of up to
+    ``terms`` entries (Σ|c_j| = ``mass``, |k| ≤ ``kmax``, each entry within ``entry`` of k,
+    |c| ≤ ``offset``; the sum in any order): (terms + m + 3)u(mass·kmax + offset) + mass·e_K."""
+    from aidopt.numerics.rounding import EPS
+
+    return (terms + m + 3) * EPS * (mass * kmax + offset) + mass * entry
 
 
 def quadratic_form_error(mass: float, n: int, kmax: float, entry: float) -> float:
