@@ -445,7 +445,9 @@ class LADModel(AggregatedModel[LADData, LADAggregate, LADSolution], BlockPass):
         )
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: LADData, partition: Partition) -> LADAggregate:
+    def aggregate(
+        self, data: LADData, partition: Partition, *, previous: Any = None
+    ) -> LADAggregate:
         if (
             data.weight is None
             and not issparse(data.X)

@@ -191,7 +191,9 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, data.m + 1))
         return Partition.from_labels(kmeans_one_pass(data.X @ data.X.mean(axis=0), k, rng))
 
-    def aggregate(self, data: FeatureData, partition: Partition) -> Aggregate:
+    def aggregate(
+        self, data: FeatureData, partition: Partition, *, previous: Any = None
+    ) -> Aggregate:
         return Aggregate(
             partition.sums(data.weighted_X),
             partition.weights(data.weight),

@@ -196,6 +196,7 @@ class DomainAggregate(LazyGram):
     sum_rows: NDArray[np.intp] | None = None
 
     kernel: Kernel | None = None
+    kept: KernelSums | None = None  # the sums the next aggregation reuses (its parent's)
 
 
 @dataclass(frozen=True, eq=False)
@@ -239,9 +240,6 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "boxqp"
 
-    _cache: KernelSums | None = None  # the last aggregation's sums
-    _cache_weight: NDArray[np.float64] | None = None  # the row weights of the cached sums
-
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
         return model_kernel(self, m)
@@ -272,11 +270,16 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         labels = kmeans_lloyd(data.X, k, rng, standardize=False, seed_sample=20 * k)
         return Partition.from_labels(labels)
 
-    def aggregate(self, data: FeatureData, partition: Partition) -> DomainAggregate:
+    def aggregate(
+        self, data: FeatureData, partition: Partition, *, previous: Any = None
+    ) -> DomainAggregate:
         """T = S P with the kept kernel sums P (:func:`cluster_kernel_sums`: refreshed for split
-        clusters only), or T by blocks when n·K is too large to keep P."""
+        clusters only, the others taken from ``previous``), or T by blocks when n·K is too
+        large to keep P."""
         kernel = self.kernel_for(data.m)
-        cache = self._cache if self._cache_weight is data.weight else None
+        cache = None
+        if previous is not None and previous.row_weight is data.weight:
+            cache = previous.kept
         omega = data.weight
         P, rows, T = None, None, None
         if partition.is_singletons:  # the full problem sums no Gram (LazyGram)
@@ -286,9 +289,9 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         else:
             square = None if cache is None else (cache.X, cache.labels, cache.gram_sum)
             T = refreshed_gram_sums(kernel, data.X, partition, square, omega)
+        kept = None
         if T is not None:
-            self._cache = KernelSums(data.X, partition.labels, P, rows, T)
-            self._cache_weight = omega
+            kept = KernelSums(data.X, partition.labels, P, rows, T)
             T = 0.5 * (T + T.T)
         weight = partition.weights(omega)
         diag = kernel.diag(data.X)
@@ -303,6 +306,7 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
             row_weight=omega,
             sums=P,
             sum_rows=rows,
+            kept=kept,
         )
 
     def train_scores(self, agg: DomainAggregate, a: NDArray[np.float64]) -> dict[str, Any]:

@@ -392,7 +392,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         return kernel_times(self.kernel, data.X[unl], rows, fit.alpha)
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: PUData, partition: Partition) -> PUAggregate:
+    def aggregate(self, data: PUData, partition: Partition, *, previous: Any = None) -> PUAggregate:
         labeled = np.zeros(partition.n_clusters, dtype=bool)
         labeled[partition.labels[data.labeled]] = True
         return PUAggregate(

@@ -316,7 +316,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return Partition.from_labels(nested_labels(group, labels))
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: S3VMData, partition: Partition) -> S3VMAggregate:
+    def aggregate(
+        self, data: S3VMData, partition: Partition, *, previous: Any = None
+    ) -> S3VMAggregate:
         weight = partition.weights(data.weight)
         kind = np.zeros(partition.n_clusters)
         kind[partition.labels] = data.y  # clusters never mix groups

@@ -276,7 +276,9 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         return linear_svm_fit(X, y, self.M * scale)
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: SVMData, partition: Partition) -> SVMAggregate:
+    def aggregate(
+        self, data: SVMData, partition: Partition, *, previous: Any = None
+    ) -> SVMAggregate:
         """Weighted means x̄_k = Σ w_i x_i / W_k, weights W_k (|C_k| unweighted), labels ȳ_k."""
         weight, x_sum = _cluster_sums(data, partition)
         label = partition.sums(data.y) / partition.sizes  # exactly ±1: clusters never mix labels

@@ -279,10 +279,6 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
     degree: int
     coef0: float
 
-    #: (X, labels, T) of the last aggregate, so that a split recomputes only the split clusters
-    _cache: tuple[NDArray, NDArray, NDArray] | None = None
-    _cache_weight: NDArray[np.float64] | None = None  # the row weights T was summed with
-
     def kernel_for(self, m: int) -> Kernel:
         """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
         return model_kernel(self, m)
@@ -319,16 +315,24 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         return per_class_partition(data.y, score, rate, rng)
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: SVMData, partition: Partition) -> KernelSVMAggregate:
-        """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k (no T for singletons)."""
+    def aggregate(
+        self, data: SVMData, partition: Partition, *, previous: Any = None
+    ) -> KernelSVMAggregate:
+        """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k (no T for singletons);
+        the blocks of T of the clusters a split left as they were come from ``previous``."""
         label = partition.sums(data.y) / partition.sizes
         assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
         kernel = self.kernel_for(data.m)
         T = None
         if not partition.is_singletons:  # the full problem sums no Gram (LazyGram)
-            cache = self._cache if self._cache_weight is data.weight else None
+            cache = None
+            if (
+                previous is not None
+                and previous.gram_sum is not None
+                and previous.row_weight is data.weight
+            ):
+                cache = (previous.X, previous.partition.labels, previous.gram_sum)
             T = refreshed_gram_sums(kernel, data.X, partition, cache, data.weight)
-            self._cache, self._cache_weight = (data.X, partition.labels, T), data.weight
         return KernelSVMAggregate(
             gram_sum=T,
             label=label,

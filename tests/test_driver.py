@@ -97,7 +97,7 @@ class MedianModel(AggregatedModel):
         k = max(1, int(rate * data.n))
         return Partition.from_labels(rng.integers(0, k, size=data.n))
 
-    def aggregate(self, data, partition):
+    def aggregate(self, data, partition, *, previous=None):
         return partition.means(data.y), partition.sizes.astype(float)
 
     def build(self, agg):

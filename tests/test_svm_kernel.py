@@ -1,5 +1,8 @@
 """Kernel SVM under AID (aggregated dual (21)): centroid Gram, optimum = libsvm, bounds, errors."""
 
+import dataclasses
+from typing import Any
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import pairwise_kernels
@@ -165,3 +168,42 @@ def test_liblinear_has_no_kernels():
     X, y = make_svm(200, 2, seed=0)
     with pytest.raises(SolverCapabilityError, match="only the linear kernel"):
         AIDSolver(KernelSVMModel(), solver="liblinear").solve(SVMData.from_arrays(X, y))
+
+
+@pytest.mark.parametrize("kind", ["svm", "ocsvm"])
+def test_an_aggregate_keeps_its_parents_gram_sums(kind: str) -> None:
+    """The driver hands each aggregation the aggregate it was split from: the Gram sums among
+    clusters a split left as they were are the parent's numbers, the others are computed, and
+    together they equal a fresh aggregation's (no state is kept in the model)."""
+    from aidopt.data.containers import FeatureData
+    from aidopt.models.ocsvm_kernel import KernelOneClassModel
+
+    X, y = make_svm(400, 3, seed=2)
+    if kind == "svm":
+        model: Any = KernelSVMModel(kernel="rbf", gamma=0.5)
+        data: Any = SVMData.from_arrays(X, y)
+    else:
+        model, data = KernelOneClassModel(kernel="rbf", gamma=0.5), FeatureData.from_arrays(X)
+    parent = model.initial_partition(data, 0.05, np.random.default_rng(0))
+    first = model.aggregate(data, parent)
+    impure = parent.labels == parent.labels[0]  # split one cluster in two
+    regime = np.where(impure, np.arange(data.n) % 2, 0).astype(np.int64)
+    child, n_impure = parent.split(regime)
+    assert n_impure == 1
+    kept = model.aggregate(data, child, previous=first)
+    fresh = model.aggregate(data, child)
+    np.testing.assert_allclose(kept.gram_sum, fresh.gram_sum, rtol=1e-12)
+    same = np.flatnonzero(child.sizes == parent.sizes[child.parent])
+    assert same.size == child.n_clusters - 2
+    old = child.parent[same]
+    # the kept blocks are read from the parent: marked there (+1), they come back marked
+    if kind == "svm":
+        marked = dataclasses.replace(first, gram_sum=first.gram_sum + 1.0)
+        expected = first.gram_sum[np.ix_(old, old)] + 1.0
+    else:  # the one-class aggregate keeps its raw sums beside the symmetrised T
+        sums = first.kept._replace(gram_sum=first.kept.gram_sum + 1.0)
+        marked = dataclasses.replace(first, kept=sums)
+        raw = sums.gram_sum[np.ix_(old, old)]
+        expected = 0.5 * (raw + raw.T)
+    reread = model.aggregate(data, child, previous=marked)
+    np.testing.assert_array_equal(reread.gram_sum[np.ix_(same, same)], expected)

@@ -274,8 +274,10 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         """The initial clusters C^0 for target rate r^0."""
 
     @abstractmethod
-    def aggregate(self, data: DataT, partition: Partition) -> AggT:
-        """Aggregated data of the clusters (centroids, weights |C_k|, cluster labels)."""
+    def aggregate(self, data: DataT, partition: Partition, *, previous: AggT | None = None) -> AggT:
+        """Aggregated data of the clusters (centroids, weights |C_k|, cluster labels).
+        ``previous``: the aggregate of the partition this one was split from (the driver gives
+        it), whose sums a model may keep for the clusters the split left as they were."""
 
     def declare(self, agg: AggT) -> Problem:
         """The aggregated problem, declared once in vectorised algebra over the aggregate

@@ -455,7 +455,8 @@ class AIDSolver:
         """One iteration: aggregate, solve, evaluate, bound, record, stop or split."""
         run.iteration += 1
         with run.timer("aggregate"):
-            agg = self.model.aggregate(run.data, run.partition)
+            parent = None if run.previous is None else run.previous.aggregate
+            agg = self.model.aggregate(run.data, run.partition, previous=parent)
         run.partition.forget_history()
         step = self._solve_and_check(run, agg)
         if step is None:

@@ -246,7 +246,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
             np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], sums[:, 0].copy(), partition
         )
 
-    def aggregate(self, data: Any, partition: Partition) -> Aggregate:
+    def aggregate(self, data: Any, partition: Partition, *, previous: Any = None) -> Aggregate:
         """Cluster sums of (1, x_i, y_i) for rows in memory (re-summing split clusters only)."""
         return Aggregate(
             np.asarray(partition.dense_sums(data.X)),

@@ -121,7 +121,7 @@ class _OnBlocks:
         data.run(_initial_labels, plain, rule, writes=(slot,))
         return BlockPartition.from_block_labels(data, slot)
 
-    def aggregate(self, data: Blocks, partition: BlockPartition) -> Any:
+    def aggregate(self, data: Blocks, partition: BlockPartition, *, previous: Any = None) -> Any:
         """Cluster sums of the model's columns: one pass."""
         plain = self._plain
         sums = partition.cluster_sums(plain.cluster_columns)  # type: ignore[attr-defined]
