@@ -142,3 +142,22 @@ def test_the_dual_form_of_an_lp_with_two_slacks_per_row():
     residual = y - X @ read["beta"] - read["beta0"]
     np.testing.assert_allclose(read["e_plus"] - read["e_minus"], residual, atol=1e-9)
     assert min(read["e_plus"].min(), read["e_minus"].min()) >= 0.0
+
+
+def test_a_maximisation_is_declared_and_reported_as_one():
+    """max Σ c_j x_j − ½‖x‖² on [0, 1]² with c = (1, 3): x* = (1, 1), F* = 4 − 1 = 3. The
+    matrix program minimises the negation (and says so), the Pyomo model maximises, and both
+    read back the same point."""
+    import pyomo.environ as pyo
+
+    p = Problem("a maximisation")
+    x = p.variables("x", 2, lower=0.0, upper=1.0)
+    p.maximize(np.array([1.0, 3.0]) @ x - 0.5 * sum_squares(x))
+    result, values = _solve(p)
+    assert p.program().meta["objective_sign"] == -1.0
+    assert result.objective == pytest.approx(-3.0)
+    np.testing.assert_allclose(values["x"], [1.0, 1.0], atol=1e-9)
+    model = p.pyomo()
+    assert get_solver("pyomo:highs").solve_pyomo(model).objective == pytest.approx(3.0)
+    assert model.objective.sense == pyo.maximize
+    np.testing.assert_allclose(p.values_from_pyomo(model)["x"], [1.0, 1.0], atol=1e-9)

@@ -376,3 +376,25 @@ def test_bench_svm_appends_cells_and_summarises(tmp_path, capsys):
     assert abs(row["delta"]) < 1e-3 and abs(row["gamma"]) < 0.01  # same optimum, same fit
     assert (out / "svm_figure6.png").stat().st_size > 0
     assert "aid-libsvm vs libsvm" in (out / "svm_summary.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("model", "interface"),
+    [
+        (SVMModel(M=0.1), "matrix"),  # the scaled dual of (9)
+        (KernelSVMModel(kernel="rbf", gamma=0.5), "matrix"),  # (21), a maximisation
+        (KernelSVMModel(kernel="rbf", gamma=0.5), "pyomo"),
+    ],
+    ids=["linear-dual", "kernel-matrix", "kernel-pyomo"],
+)
+def test_the_history_reports_the_aggregated_optimum_not_its_negation(model, interface):
+    """F^t in the history is the aggregated optimum (a lower bound on E^t, here positive) on
+    routes whose program is a dual in minimisation form (it was −F^t before 2026-12-06)."""
+    X, y = make_svm(300, 3, seed=5)
+    result = AIDSolver(model, solver="highs", interface=interface, rate=0.05).solve(
+        SVMData.from_arrays(X, y)
+    )
+    history = result.history
+    assert (history["aggregated_objective"] > 0).all()
+    upper = history["upper_bound"] * (1 + 1e-9)
+    assert (history["aggregated_objective"] <= upper).all()

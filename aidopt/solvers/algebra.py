@@ -359,17 +359,16 @@ class Problem:
                 return (_finite(lo), body, _finite(up))
 
             model.add_component(name, pyo.Constraint(range(rows.stop - rows.start), rule=rule))
-        objective = sum(float(c) * columns[j] for j, c in enumerate(program.c) if c)
+        sign = self.sign  # a maximisation is printed and solved as one: f = −(the min form)
+        objective = sum(sign * float(c) * columns[j] for j, c in enumerate(program.c) if c)
         if program.Q is not None:
             Q = program.Q.tocoo()
             objective += 0.5 * sum(
-                float(q) * columns[i] * columns[j]
+                sign * float(q) * columns[i] * columns[j]
                 for i, j, q in zip(Q.row, Q.col, Q.data, strict=True)
             )
-        if self.sign < 0:  # a maximisation is printed and solved as one
-            model.objective = pyo.Objective(expr=-(objective + program.offset), sense=pyo.maximize)
-        else:
-            model.objective = pyo.Objective(expr=objective + program.offset, sense=pyo.minimize)
+        sense = pyo.maximize if sign < 0 else pyo.minimize
+        model.objective = pyo.Objective(expr=objective + sign * program.offset, sense=sense)
         return model
 
     def values_from_pyomo(self, model: Any) -> Values:
