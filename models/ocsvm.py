@@ -36,7 +36,7 @@ from aidopt.common.lazy import issparse
 if TYPE_CHECKING:
     pass
 
-from aidopt.common.options import Option, from_args
+from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
@@ -51,7 +51,8 @@ from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.data.one_class import BLOBS
 from aidopt.exceptions import DataError
-from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.models.ocsvm_kernel import KernelOneClassModel
+from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
     abs_column_sums,
     accurate_sum,
@@ -147,38 +148,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         "linear: the primal QP; rbf/poly: the aggregated dual (models/ocsvm_kernel.py)"
     )
     generator: ClassVar[Any] = BLOBS
-
-    @classmethod
-    def variants(cls) -> dict[str, type[AggregatedModel]]:
-        from aidopt.models.ocsvm_kernel import KernelOneClassModel
-
-        return {"--kernel linear": cls, "--kernel rbf|poly": KernelOneClassModel}
-
-    @classmethod
-    def from_options(
-        cls,
-        kernel: str = "linear",
-        gamma: float | None = None,
-        degree: int | None = None,
-        coef0: float | None = None,
-        **values: Any,
-    ) -> AggregatedModel:
-        """This linear model, or the kernel LM-OCSVM for ``kernel`` rbf or poly."""
-        if kernel == "linear":
-            return cls(**values)
-        from aidopt.models.ocsvm_kernel import KernelOneClassModel
-
-        k = kernel_from_flags(kernel, gamma, degree, coef0, strict=False)
-        return KernelOneClassModel(
-            kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0, **values
-        )
-
-    @classmethod
-    def from_cli(cls, args: Any) -> AggregatedModel:
-        """As :meth:`from_options`; a kernel flag the chosen ``--kernel`` ignores is an error."""
-        values = from_args((*cls.options, *cls.cli_extras), args)
-        kernel_from_flags(values["kernel"], values["gamma"], values["degree"], values["coef0"])
-        return cls.from_options(**values)
+    kernel_variant: ClassVar[Any] = KernelOneClassModel
 
     def default_rate(self, data: FeatureData) -> float:
         """r^0 = max{1.1m/N, 1e-4}, the SVM's (§4)."""

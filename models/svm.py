@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import issparse
-from aidopt.common.options import Option, from_args
+from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
@@ -61,6 +61,7 @@ from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
 from aidopt.exceptions import DataError
+from aidopt.models.svm_kernel import KernelSVMModel
 from aidopt.models.svm_parts import (
     SVMData,
     cluster_duals,
@@ -71,7 +72,7 @@ from aidopt.models.svm_parts import (
     stratified_sample,
     training_accuracy,
 )
-from aidopt.numerics.kernels import kernel_flag_options, kernel_from_flags
+from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_tdot,
@@ -222,41 +223,7 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
     cli_extras: ClassVar[tuple[Option, ...]] = kernel_flag_options(
         "linear: the primal (9); rbf/poly: the aggregated dual (21) of Appendix B"
     )
-
-    @classmethod
-    def variants(cls) -> dict[str, type[AggregatedModel]]:
-        from aidopt.models.svm_kernel import KernelSVMModel
-
-        return {"--kernel linear": cls, "--kernel rbf|poly": KernelSVMModel}
-
-    @classmethod
-    def from_options(
-        cls,
-        kernel: str = "linear",
-        gamma: float | None = None,
-        degree: int | None = None,
-        coef0: float | None = None,
-        **values: Any,
-    ) -> AggregatedModel:
-        """The linear SVM, or the kernel SVM (21) for ``kernel`` rbf or poly (γ None: 1/m,
-        degree None: 3, coef0 None: 1.0; the options a kernel does not use are ignored, as
-        :class:`~aidopt.models.svm_kernel.KernelSVMModel` ignores them)."""
-        if kernel == "linear":
-            return cls(**values)
-        from aidopt.models.svm_kernel import KernelSVMModel
-
-        k = kernel_from_flags(kernel, gamma, degree, coef0, strict=False)
-        return KernelSVMModel(
-            kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0, **values
-        )
-
-    @classmethod
-    def from_cli(cls, args: Any) -> AggregatedModel:
-        """As :meth:`from_options`, but a kernel flag that the chosen ``--kernel`` ignores
-        (``--gamma`` with linear, ``--coef0`` with rbf, ...) is an error, not silently dropped."""
-        values = from_args((*cls.options, *cls.cli_extras), args)
-        kernel_from_flags(values["kernel"], values["gamma"], values["degree"], values["coef0"])
-        return cls.from_options(**values)
+    kernel_variant: ClassVar[Any] = KernelSVMModel
 
     # ------------------------------------------------------------------ clustering
     def default_rate(self, data: SVMData) -> float:

@@ -52,6 +52,7 @@ from aidopt.common.options import Option, from_args, validate
 from aidopt.core.certificate import Bound, DualPoint
 from aidopt.core.partition import Partition
 from aidopt.exceptions import DataError
+from aidopt.numerics.kernels import kernel_from_flags
 from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import MatrixProgram, ProblemClass
@@ -203,6 +204,10 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     bench: ClassVar[Any] = None
     #: True when the model takes row weights (``data.weight``: row i's loss counts w_i times)
     supports_weights: ClassVar[bool] = False
+    #: the model ``--kernel rbf|poly`` hands over to, for a linear model whose kernel form is
+    #: another formulation (the SVM's dual (21), the LM-OCSVM's dual); its ``cli_extras`` are
+    #: then the kernel flags (:func:`aidopt.numerics.kernels.kernel_flag_options`)
+    kernel_variant: ClassVar[type[AggregatedModel] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -212,9 +217,18 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     # -------------------------------------------------------------- parameters and data
     @classmethod
     def from_options(cls, **values: Any) -> AggregatedModel:
-        """The model for these option values (a model may hand over to a variant, e.g. the
-        kernel SVM for ``kernel != "linear"``)."""
-        return cls(**values)
+        """The model for these option values; with a :attr:`kernel_variant`, ``kernel`` rbf or
+        poly hands over to it (γ None: 1/m, degree None: 3, coef0 None: 1.0; the kernel flags a
+        kind does not use are ignored here, refused on the command line)."""
+        variant: Any = cls.kernel_variant  # its constructor is generated from its options
+        if variant is None:
+            return cls(**values)
+        kernel = values.pop("kernel", "linear")
+        flags = [values.pop(name, None) for name in ("gamma", "degree", "coef0")]
+        if kernel == "linear":
+            return cls(**values)
+        k = kernel_from_flags(kernel, *flags, strict=False)
+        return variant(kernel=k.kind, gamma=k.gamma, degree=k.degree, coef0=k.coef0, **values)
 
     def solver_by_default(self) -> str:
         """The solver used when none is named, for these option values (``default_solver``
@@ -225,12 +239,18 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
     def variants(cls) -> dict[str, type[AggregatedModel]]:
         """The classes :meth:`from_options` may hand over to, by what selects them (for
         ``aidopt solvers``: each variant takes its own solvers)."""
-        return {"": cls}
+        if cls.kernel_variant is None:
+            return {"": cls}
+        return {"--kernel linear": cls, "--kernel rbf|poly": cls.kernel_variant}
 
     @classmethod
     def from_cli(cls, args: Any) -> AggregatedModel:
-        """The model from a parsed ``aidopt solve`` command line (its declared options)."""
-        return cls.from_options(**from_args((*cls.options, *cls.cli_extras), args))
+        """The model from a parsed ``aidopt solve`` command line (its declared options); a kernel
+        flag that the chosen ``--kernel`` ignores (``--gamma`` with linear, ...) is an error."""
+        values = from_args((*cls.options, *cls.cli_extras), args)
+        if cls.kernel_variant is not None:
+            kernel_from_flags(values["kernel"], values["gamma"], values["degree"], values["coef0"])
+        return cls.from_options(**values)
 
     def check_params(self) -> None:
         """Validate every declared option (InvalidParameterError in scikit-learn's words)."""
