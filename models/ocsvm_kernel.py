@@ -71,12 +71,10 @@ from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
+    KernelParameters,
     expansion_error,
-    kernel_bound,
-    kernel_entry_error,
     kernel_model_options,
     kernel_times,
-    model_kernel,
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import (
@@ -230,7 +228,9 @@ class DomainSolution:
         return cluster_duals(self.cluster_labels, self.a, weight)
 
 
-class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolution]):
+class KernelDomainModel(
+    AggregatedModel[FeatureData, DomainAggregate, DomainSolution], KernelParameters
+):
     """What the kernel one-class models share: the kernel, the initial clusters (k-means in input
     space), the centroid Gram refreshed only for split clusters, the factor L Lᵀ = K̄."""
 
@@ -239,10 +239,6 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
     structures: ClassVar[tuple[type, ...]] = (BoxQP,)
     supports_weights: ClassVar[bool] = True
     default_solver: ClassVar[str] = "boxqp"
-
-    def kernel_for(self, m: int) -> Kernel:
-        """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
-        return model_kernel(self, m)
 
     def check_data(self, data: FeatureData) -> None:
         if data.n < 2:
@@ -341,16 +337,6 @@ class KernelDomainModel(AggregatedModel[FeatureData, DomainAggregate, DomainSolu
         old_sizes = np.bincount(parent, weights=agg.weight, minlength=old.size)
         return old[parent] * agg.weight / old_sizes[parent]
 
-    def kernel_max(self, data: FeatureData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up
-        (:func:`aidopt.numerics.kernels.kernel_bound`)."""
-        return kernel_bound(self.kernel_for(data.m), data.X)
-
-    def kernel_error(self, data: FeatureData) -> float:
-        """e_K ≥ |K̂_ij − K_ij| per computed entry
-        (:func:`aidopt.numerics.kernels.kernel_entry_error`)."""
-        return kernel_entry_error(self.kernel_for(data.m), data.X)
-
     @staticmethod
     def quad_error(domain: Domain, n: int, kmax: float, entry: float) -> float:
         """Rounding bound of a quadratic form Σ c_i c_j K_ij over up to n² terms, each entry
@@ -399,10 +385,6 @@ class KernelOneClassModel(KernelDomainModel):
         *kernel_model_options(),
     )
     C: float
-    kernel: str
-    gamma: float | None
-    degree: int
-    coef0: float
     structures: ClassVar[tuple[type, ...]] = (BoxQP, KernelBoxQP)
     #: measured (docs/svc.md): the dual (1) on all rows by decomposition, then the certificate
     #: on all rows, takes 0.24–1.7× libsvm's one-class time at 10^4–10^5 rows; AID on the

@@ -73,13 +73,11 @@ from aidopt.models.svm_parts import (
 from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
+    KernelParameters,
     expansion_error,
-    kernel_bound,
-    kernel_entry_error,
     kernel_model_options,
     kernel_times,
     kernel_times_sparse,
-    model_kernel,
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import (
@@ -249,7 +247,9 @@ class KernelSVMSolution:
         return cluster_duals(self.cluster_labels, self.alpha, weight)
 
 
-class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolution]):
+class KernelSVMModel(
+    AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolution], KernelParameters
+):
     """Kernel SVM (6)/(21) with penalty ``M``; kernel ∈ {linear, rbf, poly} (scikit-learn's
     conventions: rbf exp(−γ‖a−b‖²), poly (γ⟨a,b⟩ + coef0)^degree; γ = None means 1/m).
 
@@ -274,14 +274,6 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         *kernel_model_options(),
     )
     M: float
-    kernel: str
-    gamma: float | None
-    degree: int
-    coef0: float
-
-    def kernel_for(self, m: int) -> Kernel:
-        """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
-        return model_kernel(self, m)
 
     # ------------------------------------------------------------------ data / clustering
     def check_data(self, data: SVMData) -> None:
@@ -412,7 +404,7 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
         violation = 1.0 - data.y * solution.decision_function(data.X)
         hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), data.weight)
         total_weight = data.total_weight if data.weight is None else total_weight_up(data.weight)
-        kmax, entry = self._kernel_max(data), self._kernel_error(data)
+        kmax, entry = self.kernel_max(data), self.kernel_error(data)
         n_sv = solution.support_vectors.shape[0]
         mass = float(np.abs(solution.dual_coef).sum())
         score_error = expansion_error(n_sv, data.m, mass, kmax, entry, abs(solution.intercept) + 1)
@@ -425,16 +417,6 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             None,
             error,
         )
-
-    def _kernel_max(self, data: SVMData) -> float:
-        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up
-        (:func:`aidopt.numerics.kernels.kernel_bound`)."""
-        return kernel_bound(self.kernel_for(data.m), data.X)
-
-    def _kernel_error(self, data: SVMData) -> float:
-        """e_K ≥ |K̂_ij − K_ij| per computed entry
-        (:func:`aidopt.numerics.kernels.kernel_entry_error`)."""
-        return kernel_entry_error(self.kernel_for(data.m), data.X)
 
     @staticmethod
     def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float, entry: float) -> float:
@@ -483,10 +465,10 @@ class KernelSVMModel(AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolut
             source = "dual (6) at the given dual point"
         total, total_error = accurate_sum(alpha)
         rho, rho_error = accurate_sum(signed)
-        kmax = self._kernel_max(data)
+        kmax = self.kernel_max(data)
         dual_value = total - 0.5 * solution.norm_sq
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0) * kmax)
-        allowance = total_error + self._quad_error(solution, data, kmax, self._kernel_error(data))
+        allowance = total_error + self._quad_error(solution, data, kmax, self.kernel_error(data))
         allowance += (abs(rho) + rho_error) * b_bound
         if dual is None and data.weight is not None:
             # ᾱ_k ≤ M fl(W_k) ≤ M W_k (1 + δ), δ = (n + 2)ε: (1 − δ)ᾱ is in the exact box and

@@ -40,6 +40,7 @@ from aidopt.exceptions import DataError, InvalidParameterError
 __all__ = [
     "KERNEL_USES",
     "Kernel",
+    "KernelParameters",
     "check_kernel_options",
     "expansion_error",
     "kernel_bound",
@@ -50,7 +51,6 @@ __all__ = [
     "kernel_model_options",
     "kernel_times",
     "kernel_times_sparse",
-    "model_kernel",
     "quadratic_form_error",
     "squared_norms",
 ]
@@ -263,16 +263,27 @@ def kernel_model_options(default: str = "rbf") -> tuple[Option, ...]:
     )
 
 
-def model_kernel(model: object, m: int) -> Kernel:
-    """The kernel of a model with :func:`kernel_model_options`, γ resolved for m features
-    (γ = 1/m when not given)."""
-    gamma = model.gamma if model.gamma is not None else 1.0 / m  # type: ignore[attr-defined]
-    return Kernel(
-        model.kernel,  # type: ignore[attr-defined]
-        float(gamma),
-        model.degree,  # type: ignore[attr-defined]
-        float(model.coef0),  # type: ignore[attr-defined]
-    )
+class KernelParameters:
+    """The kernel parameters of a kernel model (declared by :func:`kernel_model_options`) and
+    what its certificate needs of the kernel on the data."""
+
+    kernel: str
+    gamma: float | None
+    degree: int
+    coef0: float
+
+    def kernel_for(self, m: int) -> Kernel:
+        """The kernel with γ resolved for m-feature data (γ = 1/m when not given)."""
+        gamma = self.gamma if self.gamma is not None else 1.0 / m
+        return Kernel(cast(KernelKind, self.kernel), float(gamma), self.degree, float(self.coef0))
+
+    def kernel_max(self, data: Any) -> float:
+        """max_i K(x_i, x_i) ≥ |K(x_i, x_j)|, rounded up (:func:`kernel_bound`)."""
+        return kernel_bound(self.kernel_for(data.m), data.X)
+
+    def kernel_error(self, data: Any) -> float:
+        """e_K ≥ |K̂_ij − K_ij| per computed entry (:func:`kernel_entry_error`)."""
+        return kernel_entry_error(self.kernel_for(data.m), data.X)
 
 
 def kernel_bound(kernel: Kernel, X: np.ndarray | sp.spmatrix) -> float:
