@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from aidopt.exceptions import SolverCapabilityError, SolverUnavailableError
 from aidopt.solvers.program import MatrixProgram, ProblemClass
 
-__all__ = ["SolveResult", "SolveStatus", "SolverAdapter", "check_options"]
+__all__ = ["SolveResult", "SolveStatus", "SolverAdapter", "check_options", "limit_result"]
 
 
 class SolveStatus(StrEnum):
@@ -66,6 +66,13 @@ class SolveResult:
     accuracy: float | None = None
     exact: bool = True
     refine: dict[str, Any] | None = None
+
+
+def limit_result(message: str, seconds: float, iterations: int | None) -> SolveResult:
+    """No answer from a structure solver stopped by a limit: ``time_limit`` for the message
+    "time limit", else ``iteration_limit``."""
+    status = SolveStatus.TIME_LIMIT if message == "time limit" else SolveStatus.ITERATION_LIMIT
+    return SolveResult(status, seconds=seconds, iterations=iterations, message=message)
 
 
 class SolverAdapter:

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 from aidopt.common.deadline import budget
 from aidopt.numerics.kernels import Kernel, kernel_times
-from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
+from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options, limit_result
 from aidopt.solvers.box_qp import box_qp_from
 from aidopt.solvers.structures import KernelBoxQP
 
@@ -174,14 +174,7 @@ class DecompositionSolver(SolverAdapter):
         )
         seconds = time.perf_counter() - start
         if fit.message != "optimal":
-            status = (
-                SolveStatus.TIME_LIMIT
-                if fit.message == "time limit"
-                else SolveStatus.ITERATION_LIMIT
-            )
-            return None, SolveResult(
-                status, seconds=seconds, iterations=fit.iterations, message=fit.message
-            )
+            return None, limit_result(fit.message, seconds, fit.iterations)
         return fit, SolveResult(
             SolveStatus.OPTIMAL,
             seconds=seconds,

@@ -56,7 +56,7 @@ from numpy.typing import NDArray
 from aidopt.common.deadline import budget
 from aidopt.common.lazy import dense, issparse
 from aidopt.common.threads import single_thread_blas
-from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
+from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options, limit_result
 from aidopt.solvers.libsvm import check_linear_kernel
 from aidopt.solvers.structures import (
     GRAM,
@@ -646,14 +646,7 @@ class SVMActiveSetSolver(SolverAdapter):
         )
         seconds = time.perf_counter() - clock
         if found.message == "time limit" or (found.message == "step limit" and chosen):
-            status = (
-                SolveStatus.TIME_LIMIT
-                if found.message == "time limit"
-                else SolveStatus.ITERATION_LIMIT
-            )
-            return None, SolveResult(
-                status, seconds=seconds, iterations=found.steps, message=found.message
-            )
+            return None, limit_result(found.message, seconds, found.steps)
         if not found.converged:
             if not svm.intercept:
                 return None, SolveResult(
