@@ -196,9 +196,7 @@ def estimator_for(model: str | type) -> type[AIDEstimator]:
     """A scikit-learn estimator class for a registered model (by name) or a model class: its
     parameters are the model's options and the run's, ``fit`` solves by AID. The class is
     ``aidopt.estimators.AID<Model>`` (found by that name, so its estimators pickle)."""
-    from aidopt.core.registry import model as registered
-
-    cls: Any = registered(model) if isinstance(model, str) else model
+    cls: Any = registered_model(model) if isinstance(model, str) else model
     name = f"AID{cls.__name__.removesuffix('Model')}"
     made = _GENERATED.get(name)
     if made is not None and made._model_class is cls:
