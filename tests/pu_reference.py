@@ -16,6 +16,30 @@ def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]
     )
 
 
+def _with_risk(model, weight, c1: float, c2: float, half_norm) -> pyo.ConcreteModel:
+    """(5) on a model with the row sets P, U, the slacks ξ_u ≥ 0 and the expression f:
+    min ``half_norm`` − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k  s.t.  ξ_u ≥ f(x_u),
+    ξ_u ≥ (1 + f(x_u))/2."""
+
+    @model.Objective(sense=pyo.minimize)
+    def objective(m):
+        return (
+            half_norm(m)
+            - c1 * sum(weight[k] * m.f[k] for k in m.P)
+            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
+        )
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
+    def hinge(m, u):
+        return m.xi[u] >= m.f[u]
+
+    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
+    def half_hinge(m, u):
+        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
+
+    return model
+
+
 def primal_linear_model(
     xbar: NDArray[np.float64],
     weight: NDArray[np.float64],
@@ -40,23 +64,7 @@ def primal_linear_model(
     def f(m, k):
         return sum(xbar[k, j] * m.w[j] for j in m.J) + m.beta
 
-    @model.Objective(sense=pyo.minimize)  # (5): ½‖w‖² − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
-    def objective(m):
-        return (
-            0.5 * sum(m.w[j] ** 2 for j in m.J)
-            - c1 * sum(weight[k] * m.f[k] for k in m.P)
-            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
-        )
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
-    def hinge(m, u):
-        return m.xi[u] >= m.f[u]
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
-    def half_hinge(m, u):
-        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
-
-    return model
+    return _with_risk(model, weight, c1, c2, lambda m: 0.5 * sum(m.w[j] ** 2 for j in m.J))
 
 
 def primal_kernel_model(
@@ -80,24 +88,10 @@ def primal_kernel_model(
     def f(m, k):
         return sum(K[k, i] * m.alpha[i] for i in m.I) + m.beta
 
-    @model.Objective(sense=pyo.minimize)  # (5): ½ αᵀKα − c1 Σ_P w_k f(x_k) + c2 Σ_U w_k ξ_k
-    def objective(m):
-        quadratic = sum(K[i, j] * m.alpha[i] * m.alpha[j] for i in m.I for j in m.I)
-        return (
-            0.5 * quadratic
-            - c1 * sum(weight[k] * m.f[k] for k in m.P)
-            + c2 * sum(weight[k] * m.xi[k] for k in m.U)
-        )
+    def half_norm(m):  # ½ αᵀKα
+        return 0.5 * sum(K[i, j] * m.alpha[i] * m.alpha[j] for i in m.I for j in m.I)
 
-    @model.Constraint(model.U)  # (5) ξ_u ≥ f(x_u)
-    def hinge(m, u):
-        return m.xi[u] >= m.f[u]
-
-    @model.Constraint(model.U)  # (5) ξ_u ≥ (1 + f(x_u))/2
-    def half_hinge(m, u):
-        return m.xi[u] >= 0.5 * (1.0 + m.f[u])
-
-    return model
+    return _with_risk(model, weight, c1, c2, half_norm)
 
 
 def dual_model(
