@@ -158,14 +158,17 @@ class PUAggregate:
     """Aggregated data: cluster sums of x, weights |C_k|, which clusters are labeled.
 
     ``gram`` is the centroid Gram K̄_kq = mean over C_k × C_q of k (computed on first use, only
-    by the kernel forms).
+    by the kernel forms): from the kernel sums H (N × K) of the clusters, or for singletons from
+    the kernel matrix itself.
     """
 
     x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} ω_i x_i
     weight: NDArray[np.float64]  # (K,) W_k = Σ_{i∈C_k} ω_i (|C_k| without row weights)
     labeled: NDArray[np.bool_]  # (K,) cluster of labeled positives
     partition: Any  # a Partition, or a BlockPartition for rows in blocks
-    kernel_sums: Any = None  # callable → H_ik = Σ_{j∈C_k} k(x_i, x_j), or None (linear)
+    kernel_sums: NDArray[np.float64] | None = None  # H_ik = Σ_{j∈C_k} ω_j k(x_i, x_j)
+    X: Any = None  # the rows, for the Gram of singletons (kernel models)
+    kernel: Kernel | None = None  # k (kernel models)
 
     @property
     def xbar(self) -> NDArray[np.float64]:
@@ -178,10 +181,14 @@ class PUAggregate:
 
     @cached_property
     def gram(self) -> NDArray[np.float64]:
+        if self.kernel_sums is None:  # singletons: K̄ = K
+            assert self.kernel is not None, "a kernel aggregate has its kernel"
+            K = self.kernel(self.X, self.X)
+            return 0.5 * (K + K.T)
         S = self.partition.indicator()
         if self.row_weight is not None:
             S = S @ sp.diags(self.row_weight)
-        T = S @ self.kernel_sums()  # T_kq = Σ_{C_k×C_q} ω_i ω_j k
+        T = S @ self.kernel_sums  # T_kq = Σ_{C_k×C_q} ω_i ω_j k
         return 0.5 * (T + T.T) / np.outer(self.weight, self.weight)
 
 
@@ -202,6 +209,9 @@ class PUSolution:
     entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/W_k, kernel solutions
     labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
     train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
+    #: H (N × K) of the clusters it was solved on (kernel solutions): f = H (ᾱ/W) + β on the
+    #: training rows with no kernel evaluation
+    train_sums: NDArray[np.float64] | None = None
     partition: Any = None  # the partition the solution was computed on
     row_weight: NDArray[np.float64] | None = None  # (N,) ω_i of the training rows, or None
     #: (c1, c2, a bound on their relative error) of the aggregate it was solved on: what an
@@ -306,10 +316,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         "γ of rbf/poly (None: 1/m; the paper's Gaussian of scale 1 is γ = 0.5)",
     )
 
-    #: (X, labels, H) of the last partition whose kernel sums H were computed (kernel models)
-    _kernel_cache: tuple[NDArray, NDArray, NDArray] | None = None
-    _cache_weight: NDArray[np.float64] | None = None  # the row weights H was summed with
-
     @classmethod
     def from_options(
         cls,
@@ -392,33 +398,48 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         return kernel_times(self.kernel, data.X[unl], rows, fit.alpha)
 
     # ------------------------------------------------------------------ aggregated data
-    def aggregate(self, data: PUData, partition: Partition, *, previous: Any = None) -> PUAggregate:
+    def aggregate(
+        self, data: PUData, partition: Partition, *, previous: PUAggregate | None = None
+    ) -> PUAggregate:
+        """Cluster sums of ω x, weights W_k, the labeled clusters; kernel models: the kernel
+        sums H of the clusters (none for singletons), the columns a split left as they were
+        taken from ``previous``."""
         labeled = np.zeros(partition.n_clusters, dtype=bool)
         labeled[partition.labels[data.labeled]] = True
+        kernel_sums = None
+        if not (self.linear or partition.is_singletons):
+            kernel_sums = self._kernel_sums(data, partition, previous)
         return PUAggregate(
             x_sum=partition.dense_sums(data.weighted_X),
             weight=partition.weights(data.weight),
             labeled=labeled,
             partition=partition,
-            kernel_sums=None if self.linear else (lambda: self._kernel_sums(data, partition)),
+            kernel_sums=kernel_sums,
+            X=None if self.linear else data.X,
+            kernel=None if self.linear else self.kernel,
             row_weight=data.weight,
         )
 
-    def _kernel_sums(self, data: PUData, partition: Partition) -> NDArray[np.float64]:
+    def _kernel_sums(
+        self, data: PUData, partition: Partition, previous: PUAggregate | None
+    ) -> NDArray[np.float64]:
         """H (N × K), H_ik = Σ_{j∈C_k} ω_j k(x_i, x_j): the centroid Gram is S_ω H / (W_k W_q)
-        and f = H (ᾱ/W) + β on every row. After a split only the split clusters' columns are new
-        (N × |rows of the split clusters but the largest part of each| kernel evaluations, the
-        largest part being its parent's column minus its siblings'); memory O(N·K)."""
-        cache, parent = self._kernel_cache, partition.parent
+        and f = H (ᾱ/W) + β on every row. After a split of ``previous``'s clusters only the
+        split clusters' columns are new (N × |rows of the split clusters but the largest part of
+        each| kernel evaluations, the largest part being its parent's column minus its
+        siblings'); memory O(N·K)."""
+        parent = partition.parent
+        prev_H = None if previous is None else previous.kernel_sums
         if (
-            cache is not None
+            prev_H is not None
             and parent is not None
-            and cache[0] is data.X
-            and self._cache_weight is data.weight
-            and parent.max() < cache[2].shape[1]
-            and np.array_equal(parent[partition.labels], cache[1])
+            and previous is not None
+            and previous.X is data.X
+            and previous.row_weight is data.weight
+            and parent.max() < prev_H.shape[1]
+            and np.array_equal(parent[partition.labels], previous.partition.labels)
         ):
-            prev_labels, prev_H = cache[1], cache[2]
+            prev_labels = previous.partition.labels
             prev_sizes = np.bincount(prev_labels, minlength=prev_H.shape[1])
             remade = np.flatnonzero(partition.sizes != prev_sizes[parent])
             # the largest child of each split cluster is its parent minus its siblings
@@ -436,7 +457,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         else:
             clusters = np.arange(partition.n_clusters)
             H = self._column_sums(data.X, partition, clusters, data.weight)
-        self._kernel_cache, self._cache_weight = (data.X, partition.labels, H), data.weight
+        H.flags.writeable = False  # shared by the next aggregate and the solutions
         return H
 
     def _column_sums(
@@ -582,6 +603,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             labels=agg.partition.labels,
             partition=agg.partition,
             row_weight=agg.row_weight,
+            train_sums=agg.kernel_sums,
         )
         return solution, lower
 
@@ -626,6 +648,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             train_decision=answer.train_decision[labels] if singletons else None,
             partition=agg.partition,
             row_weight=agg.row_weight if kernel else None,
+            train_sums=agg.kernel_sums if kernel else None,
             constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
         )
 
@@ -646,14 +669,14 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         return kernel_times(self.kernel, X, data.X[support], alpha[support]) + solution.bias
 
     def training_scores(self, data: PUData, solution: PUSolution) -> NDArray[np.float64]:
-        """f on the training rows; a kernel solution of the partition whose kernel sums H are
-        cached is scored as f = H (ᾱ/|C|) + β with no kernel evaluation (and a structure
-        solution of the full problem carries f)."""
+        """f on the training rows; a kernel solution that carries its clusters' kernel sums H is
+        scored as f = H (ᾱ/W) + β with no kernel evaluation (and a structure solution of the
+        full problem carries f)."""
         if solution.train_decision is not None:
             return solution.train_decision
-        cache = self._kernel_cache
-        if solution.coef is None and cache is not None and cache[1] is solution.labels:
-            return cache[2] @ solution.entry_coef + solution.bias
+        H = solution.train_sums
+        if H is not None and H.shape[0] == data.n and solution.entry_coef is not None:
+            return H @ solution.entry_coef + solution.bias
         return self.decision_function(data, solution)
 
     def evaluate(self, data: PUData, solution: PUSolution, *, aggregate: Any = None) -> Evaluation:

@@ -134,14 +134,16 @@ def test_jensen_lower_bound_and_refinement() -> None:
 
 
 def test_cluster_kernel_sums_and_centroid_gram() -> None:
-    """K̄ = brute-force mean of the full Gram per cluster pair, also after incremental splits."""
+    """K̄ = brute-force mean of the full Gram per cluster pair, also after incremental splits
+    (the kernel sums of the clusters a split left as they were taken from ``previous``)."""
     rng = np.random.default_rng(5)
     data = instance(5, 160)
     model = PUModel(prior=0.4, lam=0.01, kernel=RBF)
     K = RBF(data.X, data.X)
     part = Partition.from_labels(np.where(data.labeled, 0, 1 + rng.integers(0, 6, data.n)))
+    agg = None
     for _ in range(3):
-        agg = model.aggregate(data, part)
+        agg = model.aggregate(data, part, previous=agg)
         S = part.indicator().toarray()
         expected = (S @ K @ S.T) / np.outer(part.sizes, part.sizes)
         np.testing.assert_allclose(agg.gram, expected, rtol=1e-12, atol=1e-14)
