@@ -41,9 +41,9 @@ from aidopt.core.certificate import (
     Bound,
     DualPoint,
     dual_box,
-    hinge_dual_value,
     plus_half_squared_norm,
     repair_equalities,
+    ridge_dual_bound,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
@@ -54,13 +54,14 @@ from aidopt.exceptions import DataError
 from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
-    abs_column_sums,
+    abs_products_bound,
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
     ratio,
     score_error,
+    squared_norm,
     sum_relative_error,
     times,
     weighted_below,
@@ -307,7 +308,7 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
     @staticmethod
     def _terms(rows: FeatureData, alpha: NDArray[np.float64], top: float) -> DualTerms:
         total, total_error = accurate_sum(alpha)
-        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=top * abs_column_sums(rows.X))
+        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_products_bound(rows.X, top))
         return DualTerms(total, total_error, w, w_error)
 
     def bound_from_terms(
@@ -320,10 +321,10 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         feature_names: list[str],
     ) -> Bound:
         """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances."""
-        value, allowance = hinge_dual_value(
-            terms.alpha_sum, terms.alpha_sum_error, terms.w, terms.w_error
+        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
+        return ridge_dual_bound(
+            terms.alpha_sum, terms.alpha_sum_error, norm_sq, norm_sq_error, source
         )
-        return Bound(value - allowance, source, None, value, allowance)
 
     def _bound(self, terms, source, evaluation, alpha, data) -> Bound:
         """The bound from all rows' terms, with its dual point."""

@@ -65,9 +65,11 @@ from aidopt.core.certificate import (
     Bound,
     DualPoint,
     best_with_dual,
+    box_distance,
     dual_box,
     plus_half_squared_norm,
     repair_equalities,
+    ridge_dual_bound,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
@@ -88,16 +90,20 @@ from aidopt.numerics.kernels import (
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import (
-    EPS,
-    abs_column_sums,
+    abs_products_bound,
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
     max_row_norm,
+    minus,
+    product_up,
+    quotient_relative_error,
+    ratio,
     score_error,
     squared_norm,
     sum_relative_error,
+    times,
     total_weight_up,
     weighted_below,
 )
@@ -702,7 +708,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         loss, loss_error = accurate_weighted_sum(
             double_hinge(f[U]), None if weight is None else weight[U]
         )
-        objective = c2 * loss - c1 * positive
         # |fl(f_i) − f_i| per row, weighted and summed (features: score_error; kernel
         # expansions: γ_K Σ|α| kmax and the kernel entries' own error)
         if solution.coef is not None:
@@ -713,8 +718,10 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             f_error = total_weight_up(omega) * expansion_error(
                 rows.n, rows.m, mass, kmax, entry, abs(solution.bias)
             )
-        error = c1 * pos_error + c2 * loss_error + max(c1, c2) * f_error
-        error += (relative + 2 * EPS) * (c1 * abs(positive) + c2 * abs(loss))
+        objective, error = minus(
+            *times(c2, loss, loss_error, relative), *times(c1, positive, pos_error, relative)
+        )
+        error += max(c1, c2) * f_error
         if offset == 0:
             objective, error = plus_half_squared_norm(objective, error, solution.norm_sq, rows.m)
             if solution.coef is None:  # ‖f‖² = αᵀKα, a computed quadratic form
@@ -800,15 +807,14 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         omega = data.row_weights
         unl = ~data.labeled
         sum_sigma, sum_error = accurate_sum(sigma)
-        concave, concave_error = accurate_sum(np.minimum(sigma, c2 * omega - sigma)[unl])
-        if data.weight is not None:  # the products c2 ω_u
-            concave_error += 2 * EPS * float(np.abs(c2 * omega[unl]).sum())
+        box = dual_box(c2, data.weight, data.n)  # σ ≤ box: clipped or checked
+        concave, concave_error = accurate_sum(box_distance(sigma, box)[unl])
         kmax = self._kernel_max(data)
-        positive_mass = c1 * float(omega[data.labeled].sum()) * (1 + data.n * EPS)
+        positive_mass = product_up(c1, total_weight_up(omega[data.labeled]))
         if norm_sq is None:
             alpha = np.where(data.labeled, c1 * omega, -sigma)
-            abs_bound = max(c1, c2) * float(omega.max()) * abs_column_sums(data.X)
-            w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound * (1 + 2 * EPS))
+            abs_bound = abs_products_bound(data.X, max(c1, c2), data.weight)
+            w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound)
             norm_sq, quad_error, _ = squared_norm(w, w_error)
         else:
             entry = kernel_entry_error(self.kernel, data.X)
@@ -841,14 +847,20 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         """(5) ≥ −½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) − |β*||ρ| (:meth:`lower_bound`) from the sums
         at σ and their error bounds: ρ = Σσ − π/(2λ), |β*| ≤ 1 + ‖w*‖√kmax,
         ‖w*‖ ≤ g + √(g² + 2E), g = π√kmax/λ."""
-        total = self.prior / (2.0 * self.lam)
-        dual_value = -0.5 * norm_sq + concave
+        total, total_relative = ratio(self.prior, 2.0 * self.lam)
+        residual, residual_error = minus(sum_sigma, sum_error, total, total_relative * total)
         g = self.prior * np.sqrt(kmax) / self.lam
         w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
-        beta_bound = 1.0 + w_bound * np.sqrt(kmax)
-        rho = abs(sum_sigma - total) + sum_error + EPS * total
-        allowance = concave_error + 0.5 * quad_error + rho * beta_bound
-        return Bound(dual_value - allowance, source, None, dual_value, allowance)
+        return ridge_dual_bound(
+            concave,
+            concave_error,
+            norm_sq,
+            quad_error,
+            source,
+            residual=residual,
+            residual_error=residual_error,
+            offset_bound=1.0 + w_bound * np.sqrt(kmax),
+        )
 
     def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
         """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
@@ -952,7 +964,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         shrunk by its error bound (≤ the true c2: the box and min(σ, c2ω − σ) stay valid).
         The context is the relative error bound of c1."""
         c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
-        relative = agg.total_error + 4 * EPS
+        relative = quotient_relative_error(2, agg.total_error)  # (2λ·p), then π/(…)
         c2_low = c2 * (1.0 - relative)
         candidates = []
         if solution.cluster_sigma is not None and solution.cluster_sigma.shape == agg.weight.shape:
@@ -986,13 +998,11 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             if rows.weight is None
             else np.where(rows.labeled, d[:, 1] * rows.weight, -sigma)
         )
-        box = d[:, 2] * rows.row_weights
+        box = weighted_below(d[:, 2], rows.weight)  # ≥ σ, ≤ c2'ω
         sum_sigma, sum_error = accurate_sum(sigma)
-        concave, concave_error = accurate_sum(np.minimum(sigma, box - sigma)[unl])
-        concave_error += 3 * EPS * float(box[unl].sum())  # the products c2'ω and the differences
+        concave, concave_error = accurate_sum(box_distance(sigma, box)[unl])
         top = float(np.abs(alpha).max(initial=0.0))
-        abs_bound = top * abs_column_sums(rows.X) * (1 + 2 * EPS)
-        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_bound)
+        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_products_bound(rows.X, top))
         return PUTerms(
             sum_sigma, sum_error, concave, concave_error, w, w_error, max_row_norm(rows.X)
         )
@@ -1010,8 +1020,8 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         :meth:`lower_bound`) and what c1's error (``relative``) can change in ‖w(σ)‖²:
         ‖Δw‖ ≤ relative · c1 Σ_P ω ‖x‖ ≤ relative · π/(2λ) · max ‖x‖."""
         norm_sq, quad_error, norm_up = squared_norm(terms.w, terms.w_error)
-        total = self.prior / (2.0 * self.lam)
-        shift = relative * total * terms.row_norm * (1 + 4 * EPS)
+        total, total_relative = ratio(self.prior, 2.0 * self.lam)
+        shift = product_up(relative, total, 1.0 + total_relative, terms.row_norm)
         quad_error += shift * (2 * norm_up + shift)
         return self._weak_duality(
             norm_sq,
@@ -1020,7 +1030,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             terms.concave_error,
             terms.sum_sigma,
             terms.sum_sigma_error,
-            terms.row_norm**2 * (1 + 2 * EPS),
+            product_up(terms.row_norm, terms.row_norm),
             upper,
             source,
         )

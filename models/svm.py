@@ -50,9 +50,9 @@ from aidopt.core.certificate import (
     Bound,
     DualPoint,
     best_with_dual,
-    hinge_dual_value,
     plus_half_squared_norm,
     repair_equalities,
+    ridge_dual_bound,
 )
 from aidopt.core.clustering import n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
@@ -74,14 +74,15 @@ from aidopt.models.svm_parts import (
 )
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
+    abs_products_bound,
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
     added_blocks,
     max_row_norm,
     score_error,
+    squared_norm,
     times,
-    weighted_abs_column_sums,
     weighted_below,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
@@ -447,11 +448,11 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i and
         Σα_i y_i x_i with their rounding bounds, max_i ‖x_i‖."""
         alpha = weighted_below(a, rows.weight)
-        abs_x = weighted_abs_column_sums(rows.X, rows.weight)
         ay = alpha * rows.y
         total, total_error = accurate_sum(alpha)
         rho, rho_error = accurate_sum(ay)
-        w, w_error = accurate_tdot(rows.X, ay, abs_bound=self.M * abs_x)
+        abs_bound = abs_products_bound(rows.X, self.M, rows.weight)
+        w, w_error = accurate_tdot(rows.X, ay, abs_bound=abs_bound)
         return DualTerms(total, total_error, rho, rho_error, w, w_error, max_row_norm(rows.X))
 
     def bound_from_terms(
@@ -465,13 +466,17 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
     ) -> Bound:
         """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ| (see
         :meth:`lower_bound`)."""
-        dual_value, allowance = hinge_dual_value(
-            terms.alpha_sum, terms.alpha_sum_error, terms.w, terms.w_error
+        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
+        return ridge_dual_bound(
+            terms.alpha_sum,
+            terms.alpha_sum_error,
+            norm_sq,
+            norm_sq_error,
+            f"dual (6) at {source}",
+            residual=terms.rho,
+            residual_error=terms.rho_error,
+            offset_bound=1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm,
         )
-        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm
-        allowance += (abs(terms.rho) + terms.rho_error) * b_bound
-        source = f"dual (6) at {source}"
-        return Bound(dual_value - allowance, source, None, dual_value, allowance)
 
     def _bound_at(self, data, a, upper, source) -> Bound:
         """The bound of :meth:`lower_bound` at α = a∘ω on all rows (its dual point not yet

@@ -14,8 +14,8 @@ from aidopt.core.certificate import (
     DualPoint,
     best_with_dual,
     dual_box,
-    hinge_dual_value,
     plus_half_squared_norm,
+    ridge_dual_bound,
 )
 from aidopt.numerics.rounding import (
     EPS,
@@ -23,6 +23,7 @@ from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_tdot,
     accurate_weighted_sum,
+    squared_norm,
 )
 
 
@@ -144,11 +145,21 @@ def test_dual_value_and_regulariser_bound_their_rounding_exactly():
     for scale in (1e-9, 1.0, 1e9):
         w = scale * rng.standard_normal(7)
         w_error = 1e-12 * np.abs(w)
-        value, allowance = hinge_dual_value(3.5, 1e-15, w, w_error)
+        norm_sq, norm_sq_error, _ = squared_norm(w, w_error)
+        bound = ridge_dual_bound(3.5, 1e-15, norm_sq, norm_sq_error, "s")
         # the exact ½‖w‖² of any vector in the box |w − w_exact| ≤ w_error
         for corner in (w + w_error, w - w_error, w):
             exact = Fraction(3.5) - sum(Fraction(float(c)) ** 2 for c in corner) / 2
-            assert abs(Fraction(value) - exact) <= Fraction(allowance)
+            assert abs(Fraction(bound.dual_value) - exact) <= Fraction(bound.allowance)
+            assert Fraction(bound.value) <= exact
         total, error = plus_half_squared_norm(2.0, 0.0, float(w @ w), w.size)
         exact = Fraction(2.0) + sum(Fraction(float(c)) ** 2 for c in w) / 2
         assert abs(Fraction(total) - exact) <= Fraction(error)
+    # a residual ρ of the offset's equality costs B(|ρ| + error): the allowance grows by that
+    bound = ridge_dual_bound(3.5, 1e-15, 2.0, 1e-15, "s")
+    charged = ridge_dual_bound(
+        3.5, 1e-15, 2.0, 1e-15, "s", residual=-2e-9, residual_error=1e-16, offset_bound=7.0
+    )
+    charge = Fraction(charged.allowance) - Fraction(bound.allowance)
+    assert charge >= 7 * (Fraction(2e-9) + Fraction(1e-16)) * (1 - Fraction(2**-50))
+    assert charged.value < bound.value

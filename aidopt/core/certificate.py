@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.numerics.rounding import EPS, squared_norm
+from aidopt.numerics.rounding import EPS
 
 __all__ = [
     "GAP_FLOOR",
@@ -45,11 +45,12 @@ __all__ = [
     "Certificate",
     "DualPoint",
     "best_with_dual",
+    "box_distance",
     "dual_box",
-    "hinge_dual_value",
     "plus_half_squared_norm",
     "relative_gap",
     "repair_equalities",
+    "ridge_dual_bound",
 ]
 
 #: the tightest relative gap a certificate is asked for, for every model: the rounding
@@ -60,13 +61,35 @@ GAP_FLOOR = 1e-9
 MAX_SOLVER_ACCURACY = 1e-6
 
 
-def hinge_dual_value(
-    alpha_sum: float, alpha_sum_error: float, w: NDArray[np.float64], w_error: NDArray[np.float64]
-) -> tuple[float, float]:
-    """(Σα_i − ½‖w‖², its rounding allowance) — the dual objective of a hinge-loss SVM at α,
-    w = Σα_i (y_i) x_i computed with rounding bounds ``w_error`` per coordinate."""
-    norm_sq, norm_sq_error, _ = squared_norm(w, w_error)
-    return alpha_sum - 0.5 * norm_sq, alpha_sum_error + 0.5 * norm_sq_error
+def ridge_dual_bound(
+    value: float,
+    value_error: float,
+    norm_sq: float,
+    norm_sq_error: float,
+    source: str,
+    *,
+    residual: float = 0.0,
+    residual_error: float = 0.0,
+    offset_bound: float = 0.0,
+) -> Bound:
+    """Weak duality for min ½‖w‖² + Σ_i ℓ_i(x_i·w + b) at a dual point α in its box: the dual
+    value D = ``value`` − ½‖w(α)‖² (``value`` the conjugate terms, e.g. Σα_i for the hinge;
+    ‖w(α)‖² = ``norm_sq``), less its rounding allowance (the terms' errors and ε(|value| +
+    ½‖w‖²) for the subtraction), less |b*||ρ| ≤ B(|ρ| + error) for the residual ρ the dual's
+    equality of the free offset b is left with (B = ``offset_bound`` ≥ |b*|, computed in at most
+    four rounded operations: the charge is taken (1 + 8ε) times). No offset: ρ = 0, B = 0."""
+    dual_value = value - 0.5 * norm_sq
+    allowance = value_error + 0.5 * norm_sq_error + EPS * (abs(value) + 0.5 * abs(norm_sq))
+    charge = offset_bound * (abs(residual) + residual_error) * (1 + 8 * EPS)
+    return Bound(dual_value - allowance - charge, source, None, dual_value, allowance + charge)
+
+
+def box_distance(sigma: NDArray[np.float64], box: NDArray[np.float64]) -> NDArray[np.float64]:
+    """min(σ_i, b_i − σ_i) per entry (a dual variable's distance to its box [0, b_i]), exact in
+    floating point for 0 ≤ σ_i ≤ b_i: for σ_i ≥ b_i/2 the difference is exact (Sterbenz), and
+    for σ_i < b_i/2 the rounded difference stays ≥ b_i/2 > σ_i, so the minimum is σ_i. With a
+    box b rounded down (:func:`dual_box`) it is at most the exact box's distance."""
+    return np.minimum(sigma, box - sigma)
 
 
 def plus_half_squared_norm(

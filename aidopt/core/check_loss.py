@@ -52,6 +52,7 @@ from aidopt.numerics.rounding import (
     abs_column_sums,
     abs_column_sums_from,
     abs_column_sums_known,
+    abs_products_bound,
     accurate_sum,
     accurate_tdot,
     added_blocks,
@@ -480,7 +481,7 @@ class CheckLossModel(AggregatedModel[RegressionData, CheckLossAggregate, CheckLo
         value, value_error = accurate_sum(u * rows.y)
         value_error += EPS * float(np.abs(u) @ np.abs(rows.y))
         bound_u = float(np.abs(u).max(initial=0.0))
-        e, error = accurate_tdot(rows.X, u, abs_bound=bound_u * abs_column_sums(rows.X))
+        e, error = accurate_tdot(rows.X, u, abs_bound=abs_products_bound(rows.X, bound_u))
         if self.fit_intercept:
             e_1, err_1 = accurate_sum(u)
             e, error = np.r_[e_1, e], np.r_[err_1, error]

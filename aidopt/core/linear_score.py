@@ -37,17 +37,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from aidopt.common.lazy import dense
-from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
+from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm, ridge_dual_bound
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.exceptions import DataError
 from aidopt.numerics.rounding import (
     EPS,
-    abs_column_sums,
+    abs_products_bound,
     accurate_sum,
     accurate_tdot,
     added_blocks,
     max_row_norm,
+    product_up,
     score_error,
     squared_norm,
 )
@@ -320,7 +321,7 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
             t, e = accurate_sum(term)
             value, error = value + t, error + e + EPS * float(np.abs(term).sum())
         top = float(np.abs(beta).max(initial=0.0))
-        v, v_error = accurate_tdot(rows.X, beta, abs_bound=top * abs_column_sums(rows.X))
+        v, v_error = accurate_tdot(rows.X, beta, abs_bound=abs_products_bound(rows.X, top))
         rho, rho_error = accurate_sum(beta)
         error += 2 * EPS * abs(value)  # the additions of the terms' sums
         y_max = float(np.abs(rows.y).max(initial=0.0))
@@ -337,12 +338,17 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
     ) -> Bound:
         """D(β) minus the rounding allowances and the charge B·|Σβ_i| of the residual."""
         norm_sq, norm_sq_error, _ = squared_norm(terms.v, terms.v_error)
-        w_norm = math.sqrt(2.0 * max(upper, 0.0)) * (1 + 4 * EPS)
-        B = self.intercept_bound(terms.y_max, w_norm, terms.row_norm) * (1 + 8 * EPS)
-        charge = B * (abs(terms.rho) + terms.rho_error) * (1 + 4 * EPS)
-        value = terms.value - 0.5 * norm_sq
-        allowance = terms.value_error + 0.5 * norm_sq_error + 2 * EPS * (abs(terms.value) + norm_sq)
-        return Bound(value - allowance - charge, source, None, value, allowance + charge)
+        w_norm = product_up(math.sqrt(2.0 * max(upper, 0.0)), 1.0)  # √(2U), its rounding
+        return ridge_dual_bound(
+            terms.value,
+            terms.value_error,
+            norm_sq,
+            norm_sq_error,
+            source,
+            residual=terms.rho,
+            residual_error=terms.rho_error,
+            offset_bound=self.intercept_bound(terms.y_max, w_norm, terms.row_norm),
+        )
 
     # ------------------------------------------------------------------ the answer, as JSON
     def solution_to_dict(self, data: Any, solution: LinearFit) -> dict[str, Any]:

@@ -32,6 +32,7 @@ __all__ = [
     "abs_column_sums",
     "abs_column_sums_from",
     "abs_column_sums_known",
+    "abs_products_bound",
     "accurate_sum",
     "accurate_tdot",
     "accurate_weighted_sum",
@@ -39,6 +40,9 @@ __all__ = [
     "added_chunk_sums",
     "data_sums_cached",
     "max_row_norm",
+    "minus",
+    "product_up",
+    "quotient_relative_error",
     "ratio",
     "safe_min_eigenvalue",
     "score_error",
@@ -290,17 +294,51 @@ def score_error(
 
 
 def times(factor: float, value: float, error: float, relative: float = 0.0) -> tuple[float, float]:
-    """factor × (a computed value within ``error``), and a bound on its error: factor·error, the
-    product's rounding ε|product|, and ``relative``·|product| for a factor known only to that
-    relative accuracy."""
+    """factor × (a computed value within ``error``), and a bound on its error: factor·error, and
+    for the product's rounding and a factor known only within ``relative`` (relatively)
+    :func:`quotient_relative_error` (one rounding) × |product|."""
     product = factor * value
-    return product, abs(factor) * error + (relative + EPS) * abs(product)
+    return product, abs(factor) * error + quotient_relative_error(1, relative) * abs(product)
+
+
+def minus(a: float, a_error: float, b: float, b_error: float) -> tuple[float, float]:
+    """a − b for two computed values within ``a_error``, ``b_error``, and a bound on its error:
+    theirs plus the subtraction's rounding ε|a − b| ≤ ε(|a| + |b|)."""
+    return a - b, a_error + b_error + EPS * (abs(a) + abs(b))
+
+
+def product_up(*factors: float) -> float:
+    """An upper bound on the exact product of non-negative floats: fl(∏) rounded k − 1 times
+    for k factors, within (1 + ε)^(k−1) − 1 ≤ 2(k − 1)ε of it while kε ≤ 1/4; one more
+    product with the margin itself: (1 + 2kε)."""
+    product = 1.0
+    for factor in factors:
+        product *= factor
+    return product * (1 + 2 * len(factors) * EPS)
+
+
+def abs_products_bound(
+    X: NDArray[np.float64] | sp.spmatrix, top: float, weight: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
+    """An upper bound on Σ_i |a_i||x_ij| per column for any |a_i| ≤ ``top``·ω_i (ω = 1
+    unweighted): top × the column sums of ω|X| rounded up (:func:`weighted_abs_column_sums`),
+    and the product's rounding — what :func:`accurate_tdot` takes as ``abs_bound``."""
+    return top * weighted_abs_column_sums(X, weight) * (1 + 2 * EPS)
 
 
 def ratio(a: float, b: float, b_relative: float = 0.0) -> tuple[float, float]:
     """a/b and a bound on its relative error, for b computed within ``b_relative`` of its exact
-    value (relatively): the division's rounding ε plus b's error."""
-    return a / b, b_relative + EPS
+    value (relatively): the division's rounding and b's error
+    (:func:`quotient_relative_error`)."""
+    return a / b, quotient_relative_error(1, b_relative)
+
+
+def quotient_relative_error(roundings: int, relative: float = 0.0) -> float:
+    """A bound on the relative error of a product or quotient of exact numbers and factors
+    known within ``relative`` (together), computed in ``roundings`` rounded operations:
+    (1 + ε)^k/(1 − t) − 1 ≤ u(1 + 4u), u = kε + t, while u ≤ 1/4."""
+    first = roundings * EPS + relative
+    return first * (1 + 4 * first)
 
 
 def weighted_below(a: NDArray[np.float64], weight: NDArray[np.float64] | None) -> NDArray:
