@@ -11,7 +11,7 @@ Its dual (the digest §1.2; no equality row, because there is no bias):
 
 Aggregated (digest §6): the feature-space centroids φ̄_k = mean_{i∈C_k} φ(x_i), never formed; only
 their Gram matrix K̄_kq = (1/(|C_k||C_q|)) Σ_{i∈C_k} Σ_{j∈C_q} K(x_i, x_j) (built block-wise by
-:func:`aidopt.models.svm_kernel.centroid_gram_sums`, never the N × N matrix):
+:func:`aidopt.core.kernel_aggregate.centroid_gram_sums`, never the N × N matrix):
 
     F^t = max_a  Σ_k a_k − ½ aᵀ K̄ a     s.t.  0 ≤ a_k ≤ C|C_k|/N.
 
@@ -48,7 +48,7 @@ split-only refresh, the factor of K̄, rounding bounds) is shared with SVDD (``m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -62,13 +62,12 @@ from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
 from aidopt.core.clustering import kmeans_lloyd, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.kernel_aggregate import LazyGram, SummedKernels, summed_kernels
 from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.exceptions import DataError, SolverCapabilityError
-from aidopt.models.svm_kernel import LazyGram, refreshed_gram_sums
 from aidopt.models.svm_parts import cluster_duals
 from aidopt.numerics.kernel_expansion import Domain
-from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
     KernelParameters,
@@ -93,84 +92,6 @@ __all__ = ["DomainAggregate", "DomainSolution", "KernelDomainModel", "KernelOneC
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _MIN_CLUSTERS = 8  # initial clusters at least (a kernel domain needs a few pieces to start)
 _RATE = 0.005  # the default initial aggregation rate (default_rate)
-_SUMS_MAX_ENTRIES = 1 << 28  # the n × K kernel sums are kept up to this size (2 GiB)
-
-
-class KernelSums(NamedTuple):
-    """What an aggregation leaves for the next: the data and labels it summed, the kernel sums
-    (``buffer``: a row per cluster at ``rows``; None when not kept) and T (K × K)."""
-
-    X: NDArray[np.float64]
-    labels: NDArray[np.int64]
-    buffer: NDArray[np.float64] | None
-    rows: NDArray[np.intp] | None
-    gram_sum: NDArray[np.float64]
-
-
-def cluster_kernel_sums(
-    kernel: Kernel,
-    X: NDArray[np.float64],
-    partition: Partition,
-    cache: KernelSums | None,
-    weight: NDArray[np.float64] | None = None,
-) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.float64]]:
-    """(buffer, rows, T): row rows_q of the buffer is P_{·q} = Σ_{j∈C_q} ω_j K(x_j, x_i) over
-    all n rows i (ω = 1 without ``weight``), and T = S_ω P are the centroid Gram sums. With
-    ``cache`` from the parent partition (same weights), a cluster a split left as it was keeps
-    its parent's row, in place, and its block of T; only the changed clusters' sums are
-    computed (by symmetry, from the kernel rows of their entries), into the rows their parents
-    freed (the buffer grows by half, within :data:`_SUMS_MAX_ENTRIES`, when they do not
-    suffice; unused rows hold finite sums or zeros). The parent's aggregate then no longer owns
-    its rows."""
-    n, K = X.shape[0], partition.n_clusters
-    parent, labels = partition.parent, partition.labels
-    T = np.empty((K, K))
-    remade = np.ones(K, dtype=bool)
-    if (
-        cache is not None
-        and cache.buffer is not None
-        and cache.rows is not None
-        and parent is not None
-        and cache.X is X
-        and cache.labels.size == n
-        and parent.max() < cache.rows.size
-        and np.array_equal(parent[labels], cache.labels)
-    ):
-        prev_sizes = np.bincount(cache.labels, minlength=cache.rows.size)
-        remade = partition.sizes != prev_sizes[parent]
-        kept = np.flatnonzero(~remade)
-        rows = np.empty(K, dtype=np.intp)
-        rows[kept] = cache.rows[parent[kept]]
-        T[np.ix_(kept, kept)] = cache.gram_sum[np.ix_(parent[kept], parent[kept])]
-        buffer = cache.buffer
-        free = np.setdiff1d(np.arange(buffer.shape[0]), rows[kept])
-        if K > buffer.shape[0]:  # half again, within the cap on the kept sums
-            top = max(K, min(buffer.shape[0] * 3 // 2, _SUMS_MAX_ENTRIES // n))
-            grown = np.zeros((top, n))
-            grown[: buffer.shape[0]] = buffer
-            free = np.r_[free, np.arange(buffer.shape[0], grown.shape[0])]
-            buffer = grown
-        rows[remade] = free[: K - kept.size]
-    else:
-        buffer, rows = None, np.arange(K)
-    cols = np.flatnonzero(remade)
-    if cols.size == K:  # every cluster: K(X, X) is symmetric, half its entries serve
-        fresh = square_grouped_kernel_sums(kernel, X, labels, K, weight)
-    else:
-        position = np.full(K, -1)
-        position[cols] = np.arange(cols.size)
-        members = np.flatnonzero(remade[labels])
-        w = None if weight is None else weight[members]
-        fresh = grouped_kernel_sums(kernel, X[members], position[labels[members]], cols.size, X, w)
-    if buffer is None:
-        buffer = fresh  # C^0 (or no usable parent): every row computed, in cluster order
-    else:
-        buffer[rows[cols]] = fresh
-    S = partition.indicator(weight)
-    fresh_gram = np.asarray(S @ fresh.T)  # T[:, cols]
-    T[:, cols] = fresh_gram
-    T[cols, :] = fresh_gram.T
-    return buffer, rows, T
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,7 +100,7 @@ class DomainAggregate(LazyGram):
     the weighted mean of K(x_i, x_i) per cluster, N = Σ ω_i (ω = 1 without row weights).
 
     Every cluster one entry (the full problem): no T is summed (``gram_sum`` None, K̄ from
-    :class:`~aidopt.models.svm_kernel.LazyGram`)."""
+    :class:`~aidopt.core.kernel_aggregate.LazyGram`)."""
 
     gram_sum: NDArray[np.float64] | None
     weight: NDArray[np.float64]
@@ -188,13 +109,9 @@ class DomainAggregate(LazyGram):
     X: NDArray[np.float64]
     total: float  # N = Σ_i ω_i
     row_weight: NDArray[np.float64] | None = None  # ω_i, None: every row weighs 1
-    # P_{·k} at row sum_rows[k] of ``sums``, when kept; valid until the next aggregation
-    # reuses the rows
-    sums: NDArray[np.float64] | None = None
-    sum_rows: NDArray[np.intp] | None = None
-
     kernel: Kernel | None = None
-    kept: KernelSums | None = None  # the sums the next aggregation reuses (its parent's)
+    #: the kernel sums (T, and P when kept) that the next aggregation reuses
+    summed: SummedKernels | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -275,43 +192,29 @@ class KernelDomainModel(
         kernel = self.kernel_for(data.m)
         cache = None
         if previous is not None and previous.row_weight is data.weight:
-            cache = previous.kept
+            cache = None if previous.summed is None else previous.summed.kept
         omega = data.weight
-        P, rows, T = None, None, None
-        if partition.is_singletons:  # the full problem sums no Gram (LazyGram)
-            pass
-        elif data.n * partition.n_clusters <= _SUMS_MAX_ENTRIES:
-            P, rows, T = cluster_kernel_sums(kernel, data.X, partition, cache, omega)
-        else:
-            square = None if cache is None else (cache.X, cache.labels, cache.gram_sum)
-            T = refreshed_gram_sums(kernel, data.X, partition, square, omega)
-        kept = None
-        if T is not None:
-            kept = KernelSums(data.X, partition.labels, P, rows, T)
-            T = 0.5 * (T + T.T)
+        summed = None
+        if not partition.is_singletons:  # the full problem sums no Gram (LazyGram)
+            summed = summed_kernels(kernel, data.X, partition, cache, omega)
         weight = partition.weights(omega)
         diag = kernel.diag(data.X)
         return DomainAggregate(
             kernel=kernel,
-            gram_sum=T,
+            gram_sum=None if summed is None else summed.gram_sum,
             weight=weight,
             diag_mean=partition.sums(diag if omega is None else diag * omega) / weight,
             partition=partition,
             X=data.X,
             total=data.total_weight,
             row_weight=omega,
-            sums=P,
-            sum_rows=rows,
-            kept=kept,
+            summed=summed,
         )
 
     def train_scores(self, agg: DomainAggregate, a: NDArray[np.float64]) -> dict[str, Any]:
         """Σ_k (a_k/W_k) P_ik on every entry, when the kernel sums are kept."""
-        if agg.sums is None or agg.sum_rows is None:
-            return {}
-        coef = np.zeros(agg.sums.shape[0])  # zero on the rows no cluster owns
-        coef[agg.sum_rows] = a / agg.weight
-        return {"train_expansion": coef @ agg.sums, "train_X": agg.X}
+        scores = None if agg.summed is None else agg.summed.scores(a / agg.weight)
+        return {} if scores is None else {"train_expansion": scores, "train_X": agg.X}
 
     def expansion(
         self, agg: DomainAggregate, a: NDArray[np.float64]

@@ -47,14 +47,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import dense, issparse
-from aidopt.common.lazy import sparse as sp
 
 if TYPE_CHECKING:
     pass
@@ -73,6 +72,7 @@ from aidopt.core.certificate import (
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
+from aidopt.core.kernel_aggregate import LazyGram, SummedKernels, summed_kernels
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import pu_fit
 from aidopt.data.containers import PositiveUnlabeledData
@@ -128,7 +128,6 @@ _LINEAR = Kernel("linear")
 _SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
 _SAMPLE_POSITIVE = 500
 _MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
-_BLOCK_ENTRIES = 1 << 21  # kernel entries per block when summing kernel columns (16 MiB)
 
 
 def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -160,20 +159,17 @@ def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
 
 
 @dataclass(frozen=True, eq=False)
-class PUAggregate:
-    """Aggregated data: cluster sums of x, weights |C_k|, which clusters are labeled.
-
-    ``gram`` is the centroid Gram K̄_kq = mean over C_k × C_q of k (computed on first use, only
-    by the kernel forms): from the kernel sums H (N × K) of the clusters, or for singletons from
-    the kernel matrix itself.
-    """
+class PUAggregate(LazyGram):
+    """Aggregated data: cluster sums of x, weights |C_k|, which clusters are labeled; kernel
+    models: the kernel sums of the clusters (:mod:`aidopt.core.kernel_aggregate`), whose
+    ``gram`` is the centroid Gram K̄_kq = mean over C_k × C_q of k (K itself for singletons)."""
 
     x_sum: NDArray[np.float64]  # (K, d) Σ_{i∈C_k} ω_i x_i
     weight: NDArray[np.float64]  # (K,) W_k = Σ_{i∈C_k} ω_i (|C_k| without row weights)
     labeled: NDArray[np.bool_]  # (K,) cluster of labeled positives
     partition: Any  # a Partition, or a BlockPartition for rows in blocks
-    kernel_sums: NDArray[np.float64] | None = None  # H_ik = Σ_{j∈C_k} ω_j k(x_i, x_j)
-    X: Any = None  # the rows, for the Gram of singletons (kernel models)
+    summed: SummedKernels | None = None  # T and P of the clusters (kernel models)
+    X: Any = None  # the rows (kernel models)
     kernel: Kernel | None = None  # k (kernel models)
 
     @property
@@ -185,17 +181,15 @@ class PUAggregate:
     #: (0: exact, as integers are; rows in blocks with weights: (n + 2)ε)
     total_error: float = 0.0
 
-    @cached_property
-    def gram(self) -> NDArray[np.float64]:
-        if self.kernel_sums is None:  # singletons: K̄ = K
-            assert self.kernel is not None, "a kernel aggregate has its kernel"
-            K = self.kernel(self.X, self.X)
-            return 0.5 * (K + K.T)
-        S = self.partition.indicator()
-        if self.row_weight is not None:
-            S = S @ sp.diags(self.row_weight)
-        T = S @ self.kernel_sums  # T_kq = Σ_{C_k×C_q} ω_i ω_j k
-        return 0.5 * (T + T.T) / np.outer(self.weight, self.weight)
+    @property
+    def gram_sum(self) -> NDArray[np.float64] | None:  # type: ignore[override]
+        """T_kq = Σ_{C_k×C_q} ω_i ω_j k (None: singletons, or the linear kernel)."""
+        return None if self.summed is None else self.summed.gram_sum
+
+    def scores(self, alpha: NDArray[np.float64], bias: float) -> NDArray[np.float64] | None:
+        """f = Σ_k (ᾱ_k/W_k) P_k· + β on every row, when the kernel sums P are kept."""
+        found = None if self.summed is None else self.summed.scores(alpha / self.weight)
+        return None if found is None else found + bias
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,9 +209,6 @@ class PUSolution:
     entry_coef: NDArray[np.float64] | None = None  # (K,) ᾱ_k/W_k, kernel solutions
     labels: NDArray[np.int64] | None = None  # (N,) the clusters of the solved partition
     train_decision: NDArray[np.float64] | None = None  # f on the training rows, when known
-    #: H (N × K) of the clusters it was solved on (kernel solutions): f = H (ᾱ/W) + β on the
-    #: training rows with no kernel evaluation
-    train_sums: NDArray[np.float64] | None = None
     partition: Any = None  # the partition the solution was computed on
     row_weight: NDArray[np.float64] | None = None  # (N,) ω_i of the training rows, or None
     #: (c1, c2, a bound on their relative error) of the aggregate it was solved on: what an
@@ -408,87 +399,27 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         self, data: PUData, partition: Partition, *, previous: PUAggregate | None = None
     ) -> PUAggregate:
         """Cluster sums of ω x, weights W_k, the labeled clusters; kernel models: the kernel
-        sums H of the clusters (none for singletons), the columns a split left as they were
-        taken from ``previous``."""
+        sums of the clusters (none for singletons), those of the clusters a split left as they
+        were taken from ``previous``."""
         labeled = np.zeros(partition.n_clusters, dtype=bool)
         labeled[partition.labels[data.labeled]] = True
-        kernel_sums = None
+        summed = None
         if not (self.linear or partition.is_singletons):
-            kernel_sums = self._kernel_sums(data, partition, previous)
+            kept = None
+            if previous is not None and previous.summed is not None:
+                if previous.row_weight is data.weight:
+                    kept = previous.summed.kept
+            summed = summed_kernels(self.kernel, data.X, partition, kept, data.weight)
         return PUAggregate(
             x_sum=partition.dense_sums(data.weighted_X),
             weight=partition.weights(data.weight),
             labeled=labeled,
             partition=partition,
-            kernel_sums=kernel_sums,
+            summed=summed,
             X=None if self.linear else data.X,
             kernel=None if self.linear else self.kernel,
             row_weight=data.weight,
         )
-
-    def _kernel_sums(
-        self, data: PUData, partition: Partition, previous: PUAggregate | None
-    ) -> NDArray[np.float64]:
-        """H (N × K), H_ik = Σ_{j∈C_k} ω_j k(x_i, x_j): the centroid Gram is S_ω H / (W_k W_q)
-        and f = H (ᾱ/W) + β on every row. After a split of ``previous``'s clusters only the
-        split clusters' columns are new (N × |rows of the split clusters but the largest part of
-        each| kernel evaluations, the largest part being its parent's column minus its
-        siblings'); memory O(N·K)."""
-        parent = partition.parent
-        prev_H = None if previous is None else previous.kernel_sums
-        if (
-            prev_H is not None
-            and parent is not None
-            and previous is not None
-            and previous.X is data.X
-            and previous.row_weight is data.weight
-            and parent.max() < prev_H.shape[1]
-            and np.array_equal(parent[partition.labels], previous.partition.labels)
-        ):
-            prev_labels = previous.partition.labels
-            prev_sizes = np.bincount(prev_labels, minlength=prev_H.shape[1])
-            remade = np.flatnonzero(partition.sizes != prev_sizes[parent])
-            # the largest child of each split cluster is its parent minus its siblings
-            order = remade[np.lexsort((-partition.sizes[remade], parent[remade]))]
-            first = np.ones(order.size, dtype=bool)
-            first[1:] = parent[order][1:] != parent[order][:-1]
-            derived, direct = order[first], order[~first]
-            H = prev_H[:, parent]
-            H[:, direct] = self._column_sums(data.X, partition, direct, data.weight)
-            siblings = sp.csr_matrix(
-                (np.ones(direct.size), (np.arange(direct.size), parent[direct])),
-                shape=(direct.size, prev_H.shape[1]),
-            )
-            H[:, derived] -= (H[:, direct] @ siblings)[:, parent[derived]]
-        else:
-            clusters = np.arange(partition.n_clusters)
-            H = self._column_sums(data.X, partition, clusters, data.weight)
-        H.flags.writeable = False  # shared by the next aggregate and the solutions
-        return H
-
-    def _column_sums(
-        self, X: NDArray, partition: Partition, clusters: NDArray, weight: NDArray | None
-    ) -> NDArray:
-        """Σ_{j∈C_k} ω_j k(x_i, x_j) for every row i and the given clusters k
-        (N × len(clusters); ω = 1 without row weights)."""
-        out = np.empty((X.shape[0], clusters.size))
-        if clusters.size == 0:
-            return out
-        position = np.full(partition.n_clusters, -1)
-        position[clusters] = np.arange(clusters.size)
-        group = position[partition.labels]
-        rows = np.flatnonzero(group >= 0)
-        rows = rows[np.argsort(group[rows], kind="stable")]  # members of each cluster contiguous
-        starts = np.searchsorted(group[rows], np.arange(clusters.size))
-        B = X[rows]
-        omega = None if weight is None else weight[rows]
-        step = max(1, _BLOCK_ENTRIES // rows.size)
-        for s in range(0, X.shape[0], step):
-            block = self.kernel(X[s : s + step], B)
-            if omega is not None:
-                block *= omega
-            out[s : s + step] = np.add.reduceat(block, starts, axis=1)
-        return out
 
     def _span(self, agg: PUAggregate) -> CentroidSpan | None:
         """The centroids' span when it is smaller than the feature space (linear primal)."""
@@ -609,7 +540,7 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             labels=agg.partition.labels,
             partition=agg.partition,
             row_weight=agg.row_weight,
-            train_sums=agg.kernel_sums,
+            train_decision=agg.scores(alpha, beta),
         )
         return solution, lower
 
@@ -651,10 +582,15 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
             cluster_sigma=cluster_sigma,
             entry_coef=answer.alpha / agg.weight if kernel else None,
             labels=labels if kernel else None,
-            train_decision=answer.train_decision[labels] if singletons else None,
+            train_decision=(
+                answer.train_decision[labels]
+                if singletons
+                else agg.scores(answer.alpha, answer.bias)
+                if kernel
+                else None
+            ),
             partition=agg.partition,
             row_weight=agg.row_weight if kernel else None,
-            train_sums=agg.kernel_sums if kernel else None,
             constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
         )
 
@@ -675,14 +611,11 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
         return kernel_times(self.kernel, X, data.X[support], alpha[support]) + solution.bias
 
     def training_scores(self, data: PUData, solution: PUSolution) -> NDArray[np.float64]:
-        """f on the training rows; a kernel solution that carries its clusters' kernel sums H is
-        scored as f = H (ᾱ/W) + β with no kernel evaluation (and a structure solution of the
-        full problem carries f)."""
-        if solution.train_decision is not None:
+        """f on the training rows: carried by a kernel solution of clusters whose kernel sums
+        were kept (:meth:`PUAggregate.scores`) or of singletons solved by a structure solver,
+        else computed."""
+        if solution.train_decision is not None and solution.train_decision.size == data.n:
             return solution.train_decision
-        H = solution.train_sums
-        if H is not None and H.shape[0] == data.n and solution.entry_coef is not None:
-            return H @ solution.entry_coef + solution.bias
         return self.decision_function(data, solution)
 
     def evaluate(self, data: PUData, solution: PUSolution, *, aggregate: Any = None) -> Evaluation:

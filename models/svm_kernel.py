@@ -41,7 +41,6 @@ minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.kernel_aggregate import LazyGram, refreshed_gram_sums
 from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import kernel_svm_scores
 from aidopt.data.containers import BinaryData
@@ -70,14 +70,12 @@ from aidopt.models.svm_parts import (
     stratified_sample,
     training_accuracy,
 )
-from aidopt.numerics.kernel_sums import grouped_kernel_sums, square_grouped_kernel_sums
 from aidopt.numerics.kernels import (
     Kernel,
     KernelParameters,
     expansion_error,
     kernel_model_options,
     kernel_times,
-    kernel_times_sparse,
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import (
@@ -95,113 +93,11 @@ __all__ = [
     "KernelSVMAggregate",
     "KernelSVMModel",
     "KernelSVMSolution",
-    "centroid_gram_sums",
-    "refreshed_gram_sums",
 ]
 
 _EIG_RTOL = 1e-12  # eigenvalues of K̄ below this × λ_max are dropped from the factor L
 _SAMPLE_MIN = 500  # rows of the sample that places the initial kernel hyperplane
 _SQUARE_SUMS_MAX = 1 << 25  # every cluster's sums S K (K × n) held at once up to this size
-
-
-def centroid_gram_sums(
-    kernel: Kernel,
-    X: NDArray[np.float64],
-    partition: Partition,
-    rows: NDArray | None = None,
-    weight: NDArray[np.float64] | None = None,
-) -> NDArray[np.float64]:
-    """T_kq = Σ_{i∈C_k} Σ_{j∈C_q} w_i w_j K(x_i, x_j) (K̄ = T / (W_k W_q); w = 1, W_k = |C_k|
-    without row weights), block-wise.
-
-    With ``rows`` (entry indices) only the contributions of those entries are summed, i.e. the
-    rows of T for the clusters that contain them (all of whose entries must be in ``rows``).
-    Without, T = S (S K)ᵀ from the blocks on and above the diagonal of the symmetric K(X, X)
-    while S K (K × n) fits :data:`_SQUARE_SUMS_MAX` entries.
-    """
-    n, K = X.shape[0], partition.n_clusters
-    w = np.ones(n) if weight is None else weight
-    S = partition.indicator(w)  # weighted indicator
-    if rows is None and n * K <= _SQUARE_SUMS_MAX:  # T = S (S K)ᵀ from half of K(X, X)
-        return np.asarray(S @ square_grouped_kernel_sums(kernel, X, partition.labels, K, w).T)
-    idx = np.arange(n) if rows is None else rows
-    return grouped_kernel_sums(kernel, X[idx], partition.labels[idx], K, X, w[idx], S.T)
-
-
-def refreshed_gram_sums(
-    kernel: Kernel,
-    X: NDArray[np.float64],
-    partition: Partition,
-    cache: tuple[NDArray, NDArray, NDArray] | None,
-    weight: NDArray[np.float64] | None = None,
-) -> NDArray[np.float64]:
-    """T for ``partition`` (row weights ``weight``); when ``cache`` = (X, labels, T) of its
-    parent partition with the same weights, only the rows and columns of the clusters that a
-    split changed are recomputed."""
-    parent = partition.parent
-    if (
-        cache is None
-        or parent is None
-        or cache[0] is not X
-        or cache[1].size != X.shape[0]
-        or parent.max() >= cache[2].shape[0]
-        or not np.array_equal(parent[partition.labels], cache[1])
-    ):
-        return centroid_gram_sums(kernel, X, partition, weight=weight)
-    prev_labels, prev_T = cache[1], cache[2]
-    prev_sizes = np.bincount(prev_labels, minlength=prev_T.shape[0])
-    remade = partition.sizes != prev_sizes[parent]
-    T = prev_T[np.ix_(parent, parent)]
-    rows = np.flatnonzero(remade[partition.labels])
-    fresh = centroid_gram_sums(kernel, X, partition, rows, weight)
-    T[remade, :] = fresh[remade, :]
-    T[:, remade] = fresh[remade, :].T
-    return T
-
-
-class LazyGram:
-    """K̄ of a kernel aggregate (the kernel SVM's, the one-class models'): the centroid Gram
-    sums ``gram_sum`` over the weights W_k; for the full problem (every cluster one entry,
-    ``gram_sum`` None) K(X, X), computed only for a route that asks for it — libsvm
-    evaluates the kernel itself, and K̄ v needs only the kernel columns of v's support."""
-
-    gram_sum: NDArray[np.float64] | None
-    weight: NDArray[np.float64]
-    X: NDArray[np.float64]
-    kernel: Kernel | None
-
-    @property
-    def singletons(self) -> bool:
-        return self.gram_sum is None
-
-    @functools.cached_property
-    def gram(self) -> NDArray[np.float64]:
-        """K̄_kq = T_kq / (W_k W_q) (K(X, X) for singletons)."""
-        if self.gram_sum is None:
-            assert self.kernel is not None, "a singleton aggregate carries its kernel"
-            return self.kernel(self.X, self.X)
-        return self.gram_sum / np.outer(self.weight, self.weight)
-
-    @functools.cached_property
-    def factor(self) -> NDArray[np.float64]:
-        """L with L Lᵀ = K̄ (eigenvalues below 1e-12·λ_max dropped)."""
-        lam, V = np.linalg.eigh(0.5 * (self.gram + self.gram.T))
-        keep = lam > _EIG_RTOL * max(lam[-1], 0.0)
-        return V[:, keep] * np.sqrt(lam[keep])
-
-    def gram_times(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
-        """K̄ v (for singletons in O(K · nnz(v)) kernel values, without forming K̄)."""
-        if self.gram_sum is not None or self.kernel is None:
-            return self.gram @ v
-        return kernel_times_sparse(self.kernel, self.X, self.X, v)
-
-    def quadratic_form(self, v: NDArray[np.float64]) -> float:
-        """vᵀK̄v (for singletons over v's support only: O(nnz(v)²) kernel values)."""
-        if self.gram_sum is not None or self.kernel is None:
-            return float(v @ (self.gram @ v))
-        support = np.flatnonzero(v)
-        X = self.X[support]
-        return float(v[support] @ kernel_times(self.kernel, X, X, v[support]))
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from aidopt import AIDSolver, AIDStatus
+from aidopt.core.kernel_aggregate import KernelSums
 from aidopt.data.containers import FeatureData
 from aidopt.estimators import SupportVectorClustering, estimator_for
 from aidopt.models.ocsvm import OneClassSVMModel
-from aidopt.models.ocsvm_kernel import KernelOneClassModel, KernelSums
+from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.models.svdd import SVDDModel
 from aidopt.numerics.kernels import Kernel
 
@@ -165,8 +166,8 @@ def test_kernel_sums_kept_across_splits_equal_a_fresh_computation(weighted):
     """The one-class models' kernel sums P (a buffer row per cluster: kept clusters keep their
     parent's row, split ones take freed rows, the buffer grows when they run out) and T after
     three rounds of splits equal the sums computed from scratch for the final partition."""
+    from aidopt.core.kernel_aggregate import cluster_kernel_sums
     from aidopt.core.partition import Partition
-    from aidopt.models.ocsvm_kernel import cluster_kernel_sums
     from aidopt.numerics.kernel_sums import grouped_kernel_sums
 
     rng = np.random.default_rng(21)

@@ -9,12 +9,13 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.svm import SVC
 
 from aidopt import AIDSolver, AIDStatus
+from aidopt.core.kernel_aggregate import centroid_gram_sums
 from aidopt.core.partition import Partition
 from aidopt.core.routes import solve_aggregated
 from aidopt.data.svm import make_svm
 from aidopt.exceptions import InvalidParameterError, SolverCapabilityError
 from aidopt.models.svm import SVMData, SVMModel
-from aidopt.models.svm_kernel import KernelSVMModel, centroid_gram_sums
+from aidopt.models.svm_kernel import KernelSVMModel
 from aidopt.solvers.structures import WeightedSVM
 
 M = 0.1
@@ -201,8 +202,8 @@ def test_an_aggregate_keeps_its_parents_gram_sums(kind: str) -> None:
         marked = dataclasses.replace(first, gram_sum=first.gram_sum + 1.0)
         expected = first.gram_sum[np.ix_(old, old)] + 1.0
     else:  # the one-class aggregate keeps its raw sums beside the symmetrised T
-        sums = first.kept._replace(gram_sum=first.kept.gram_sum + 1.0)
-        marked = dataclasses.replace(first, kept=sums)
+        sums = first.summed.kept._replace(gram_sum=first.summed.kept.gram_sum + 1.0)
+        marked = dataclasses.replace(first, summed=dataclasses.replace(first.summed, kept=sums))
         raw = sums.gram_sum[np.ix_(old, old)]
         expected = 0.5 * (raw + raw.T)
     reread = model.aggregate(data, child, previous=marked)
