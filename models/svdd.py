@@ -45,10 +45,10 @@ if TYPE_CHECKING:
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, dual_box
 from aidopt.core.contract import Evaluation, Previous
+from aidopt.core.kernel_domain import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.data.containers import FeatureData
 from aidopt.data.one_class import BLOBS
 from aidopt.exceptions import DataError, SolverCapabilityError
-from aidopt.models.ocsvm_kernel import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options
 from aidopt.numerics.rounding import accurate_sum, accurate_weighted_sum, total_weight_up
@@ -79,6 +79,7 @@ class SVDDModel(KernelDomainModel):
         Option("C", 1.0, "penalty C of (P), at least 1/N (libsvm one-class: ν = 1/(N·C))", low=0.0),
         *kernel_model_options(),
     )
+    C: float
     generator: ClassVar[Any] = BLOBS
     structures: ClassVar[tuple[type, ...]] = (BoxQP, KernelOneClass)
     #: measured (docs/svc.md): with the RBF kernel, libsvm's one-class solver on all rows and
@@ -182,12 +183,12 @@ class SVDDModel(KernelDomainModel):
         one = self.expansion_error(domain, kmax, data.m, data.n, entry)
         error = self.C * (hinge_error + total * 3 * one)
         error += self.C * total * self.quad_error(domain, data.n, kmax, entry)
-        regime = (dist_sq > solution.radius_sq).astype(np.int64)
+        regime = (dist_sq > _radius_sq(solution)).astype(np.int64)
         return Evaluation(r2 + self.C * hinge, regime, None, error)
 
     def _dist_sq(self, data: FeatureData, solution: DomainSolution) -> NDArray[np.float64]:
         """‖φ(x_i) − ā‖² = K_ii − 2 Σ_j β_j K(x_j, x_i) + ‖ā‖² (= −2 f(x_i) + R̄²)."""
-        return solution.radius_sq - 2.0 * solution.decision_function(data.X)
+        return _radius_sq(solution) - 2.0 * solution.decision_function(data.X)
 
     def lower_bound(
         self,
@@ -239,6 +240,12 @@ class SVDDModel(KernelDomainModel):
             "n_support_entries": int(solution.support_vectors.shape[0]),
             "share_inside": float(np.average(dist_sq <= r2, weights=data.weight)),
         }
+
+
+def _radius_sq(solution: DomainSolution) -> float:
+    """R̄², which every SVDD solution carries."""
+    assert solution.radius_sq is not None, "an SVDD solution carries its radius"
+    return solution.radius_sq
 
 
 def _onto_simplex_box(b: NDArray[np.float64], upper: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.core.certificate import cluster_duals
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import BinaryData
@@ -103,20 +104,6 @@ def dual_alpha(
 ) -> NDArray[np.float64]:
     """The exactly feasible ᾱ next to a solved :func:`scaled_dual`'s α = upper∘β."""
     return feasible_dual(values["beta"] * upper, y, upper)
-
-
-def cluster_duals(
-    labels: NDArray[np.int64],
-    alpha: NDArray[np.float64],
-    weight: NDArray[np.float64] | None = None,
-    *,
-    per_unit_weight: bool = False,
-) -> NDArray[np.float64]:
-    """α̂_i = ᾱ_k w_i / W_k for i ∈ C_k, W_k = Σ_{C_k} w_i (w = 1 unweighted: ᾱ_k/|C_k|, the
-    dual recovery of §3.2); per unit weight, ᾱ_k / W_k."""
-    totals = np.bincount(labels, weights=weight, minlength=alpha.size)
-    per_unit = (alpha / totals)[labels]
-    return per_unit if per_unit_weight or weight is None else per_unit * weight
 
 
 def training_accuracy(data: SVMData, decision: NDArray[np.float64]) -> float:

@@ -46,6 +46,7 @@ __all__ = [
     "DualPoint",
     "best_with_dual",
     "box_distance",
+    "cluster_duals",
     "dual_box",
     "plus_half_squared_norm",
     "relative_gap",
@@ -90,6 +91,20 @@ def box_distance(sigma: NDArray[np.float64], box: NDArray[np.float64]) -> NDArra
     for σ_i < b_i/2 the rounded difference stays ≥ b_i/2 > σ_i, so the minimum is σ_i. With a
     box b rounded down (:func:`dual_box`) it is at most the exact box's distance."""
     return np.minimum(sigma, box - sigma)
+
+
+def cluster_duals(
+    labels: NDArray[np.int64],
+    alpha: NDArray[np.float64],
+    weight: NDArray[np.float64] | None = None,
+    *,
+    per_unit_weight: bool = False,
+) -> NDArray[np.float64]:
+    """α̂_i = ᾱ_k w_i / W_k for i ∈ C_k, W_k = Σ_{C_k} w_i (w = 1 unweighted: ᾱ_k/|C_k|, the
+    dual recovery of §3.2); per unit weight, ᾱ_k / W_k."""
+    totals = np.bincount(labels, weights=weight, minlength=alpha.size)
+    per_unit = (alpha / totals)[labels]
+    return per_unit if per_unit_weight or weight is None else per_unit * weight
 
 
 def plus_half_squared_norm(
