@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.common.lazy import issparse
-
 if TYPE_CHECKING:
     pass
 
@@ -50,7 +48,6 @@ from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previou
 from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.data.one_class import BLOBS
-from aidopt.exceptions import DataError
 from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
@@ -129,7 +126,7 @@ class DualTerms:
         )
 
 
-class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockPass):
+class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Solution]):
     """Linear large-margin one-class SVM (1): min ½‖w‖² + (C/N) Σ max{0, 1 − w·x_i}."""
 
     name: ClassVar[str] = "ocsvm"
@@ -161,16 +158,6 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
         """One k-means pass on the 1-D projections x_i·x̄ onto the mean direction."""
         k = n_clusters_for_rate(rate, data.n, minimum=min(data.n, data.m + 1))
         return Partition.from_labels(kmeans_one_pass(data.X @ data.X.mean(axis=0), k, rng))
-
-    def aggregate(
-        self, data: FeatureData, partition: Partition, *, previous: Any = None
-    ) -> Aggregate:
-        return Aggregate(
-            partition.sums(data.weighted_X),
-            partition.weights(data.weight),
-            partition,
-            data.total_weight,
-        )
 
     def _cost(self, agg: Aggregate) -> NDArray[np.float64]:
         return self.C * agg.weight / agg.total  # (C/N) W_k
@@ -358,8 +345,6 @@ class OneClassSVMModel(AggregatedModel[FeatureData, Aggregate, Solution], BlockP
     def cluster_columns(self, rows: FeatureData) -> list[NDArray]:
         """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and
         tell whether N = Σ W_k is exact)."""
-        if issparse(rows.X):
-            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
         return [w, (w != 1.0).astype(np.float64), rows.weighted_X]
 

@@ -264,7 +264,7 @@ def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]
 
 
 # ---------------------------------------------------------------------- the model
-class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
+class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
     """PU learning (5)/(6) under AID: the double-hinge risk of Sansone et al. (2019) with λ‖f‖².
 
     ``kernel`` is an :class:`aidopt.numerics.kernels.Kernel` (default linear; the paper's Gaussian
@@ -398,28 +398,21 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
     def aggregate(
         self, data: PUData, partition: Partition, *, previous: PUAggregate | None = None
     ) -> PUAggregate:
-        """Cluster sums of ω x, weights W_k, the labeled clusters; kernel models: the kernel
-        sums of the clusters (none for singletons), those of the clusters a split left as they
-        were taken from ``previous``."""
-        labeled = np.zeros(partition.n_clusters, dtype=bool)
-        labeled[partition.labels[data.labeled]] = True
+        """The cluster sums of :meth:`cluster_columns` (:class:`BlockPass`); kernel models: and
+        the kernel sums of the clusters (none for singletons), those of the clusters a split
+        left as they were taken from ``previous``."""
+        agg = super().aggregate(data, partition)
+        if self.linear:
+            return agg
+        kept = None
+        if previous is not None and previous.summed is not None:
+            if previous.row_weight is data.weight:
+                kept = previous.summed.kept
         summed = None
-        if not (self.linear or partition.is_singletons):
-            kept = None
-            if previous is not None and previous.summed is not None:
-                if previous.row_weight is data.weight:
-                    kept = previous.summed.kept
+        if not partition.is_singletons:
             summed = summed_kernels(self.kernel, data.X, partition, kept, data.weight)
-        return PUAggregate(
-            x_sum=partition.dense_sums(data.weighted_X),
-            weight=partition.weights(data.weight),
-            labeled=labeled,
-            partition=partition,
-            summed=summed,
-            X=None if self.linear else data.X,
-            kernel=None if self.linear else self.kernel,
-            row_weight=data.weight,
-        )
+        kernel_data = {"X": data.X, "kernel": self.kernel, "row_weight": data.weight}
+        return dataclasses.replace(agg, summed=summed, **kernel_data)
 
     def _span(self, agg: PUAggregate) -> CentroidSpan | None:
         """The centroids' span when it is smaller than the feature space (linear primal)."""
@@ -870,8 +863,6 @@ class PUModel(AggregatedModel[PUData, PUAggregate, PUSolution], BlockPass):
     def cluster_columns(self, rows: PUData) -> list[NDArray]:
         """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
         aggregated data (and tell whether the weights of P and U are exact)."""
-        if issparse(rows.X):
-            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = rows.row_weights
         return [ROW_COUNT, w, (w != 1.0).astype(np.float64), rows.labeled, rows.weighted_X]
 

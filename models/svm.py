@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import issparse
 from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
@@ -103,12 +102,6 @@ __all__ = [
 ]
 
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
-
-
-def _cluster_sums(data: BinaryData, part: Partition) -> tuple[NDArray, NDArray]:
-    """(W_k, Σ_{C_k} w_i x_i) per cluster, w_i = 1 for unweighted data; dense K × m (sparse X
-    stays sparse: only its cluster sums, the aggregated problem's data, are dense)."""
-    return part.weights(data.weight), part.dense_sums(data.weighted_X)
 
 
 # ---------------------------------------------------------------------- aggregate / solution
@@ -200,7 +193,7 @@ def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, N
 
 
 # ---------------------------------------------------------------------- the model
-class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
+class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     """Linear SVM (7)/(9): min ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)}.
 
     ``M`` is the penalty (libsvm's C; the paper's experiments use M = 0.1). On the command line
@@ -242,16 +235,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
         n/|sample|): :func:`aidopt.core.sample_fits.linear_svm_fit` (exact; the class-mean
         direction when it is stopped)."""
         return linear_svm_fit(X, y, self.M * scale)
-
-    # ------------------------------------------------------------------ aggregated data
-    def aggregate(
-        self, data: SVMData, partition: Partition, *, previous: Any = None
-    ) -> SVMAggregate:
-        """Weighted means x̄_k = Σ w_i x_i / W_k, weights W_k (|C_k| unweighted), labels ȳ_k."""
-        weight, x_sum = _cluster_sums(data, partition)
-        label = partition.sums(data.y) / partition.sizes  # exactly ±1: clusters never mix labels
-        assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        return SVMAggregate(x_sum=x_sum, label=label, weight=weight, partition=partition)
 
     # ------------------------------------------------------------------ aggregated problem (9)
     def declare(self, agg: SVMAggregate) -> Problem:
@@ -522,8 +505,6 @@ class SVMModel(AggregatedModel[SVMData, SVMAggregate, SVMSolution], BlockPass):
 
     def cluster_columns(self, rows: SVMData) -> list[NDArray]:
         """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
-        if issparse(rows.X):
-            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         return [ROW_COUNT, rows.row_weights, rows.weighted_X, rows.y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:

@@ -147,7 +147,7 @@ class BoundTerms:
         )
 
 
-class CheckLossModel(AggregatedModel[RegressionData, CheckLossAggregate, CheckLossFit], BlockPass):
+class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggregate, CheckLossFit]):
     """Base of a model min Σ_i w_i ρ(y_i − z_i β) (see the module docstring). A subclass states
     :meth:`costs`, the option ``fit_intercept``, :meth:`declare` and :meth:`read`, and its
     policy; :meth:`split_regime` refines the regimes of a block (default: none)."""
@@ -182,8 +182,6 @@ class CheckLossModel(AggregatedModel[RegressionData, CheckLossAggregate, CheckLo
     def cluster_columns(self, rows: RegressionData) -> list[NDArray]:
         """(w_i, w_i x_i, w_i y_i) per row: their cluster sums are the aggregated data (w_i = 1
         without row weights: the clusters' row counts)."""
-        if issparse(rows.X):
-            raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
         w = ROW_COUNT if rows.weight is None else rows.weight
         return [w, rows.weighted_X, rows.weighted_y]
 

@@ -414,6 +414,15 @@ class BlockPass(ABC):
     #: :meth:`solution_row_sums` over every block (an SVM's training accuracy)
     describes_by_row_sums: ClassVar[bool] = False
 
+    def aggregate(self, data: Any, partition: Partition, *, previous: Any = None) -> Any:
+        """The aggregate of rows in memory: the one-block case of the engine's pass,
+        :meth:`aggregate_from_sums` of the cluster sums of :meth:`cluster_columns` (a split
+        partition re-sums its split clusters only, :meth:`Partition.column_sums`). A model that
+        is also an :class:`AggregatedModel` lists :class:`BlockPass` first to take it."""
+        return self.aggregate_from_sums(
+            partition.column_sums(self.cluster_columns(data)), partition
+        )
+
     @abstractmethod
     def initial_sample_size(self, whole: Any) -> int:
         """Rows of the random sample that places C^0."""

@@ -140,7 +140,7 @@ class DualTerms:
         )
 
 
-class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
+class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
     """Base of a model min ½‖w‖² + Σ ℓ(y_i, x_i·w + b) (see the module docstring). A subclass
     states :meth:`loss`, :meth:`conjugate`, :attr:`dual_box`, :meth:`intercept_bound`,
     :meth:`declare` and :meth:`read`."""
@@ -245,15 +245,6 @@ class LinearScoreModel(AggregatedModel[Any, Aggregate, LinearFit], BlockPass):
         """The aggregate from the cluster sums of :meth:`cluster_columns`."""
         return Aggregate(
             np.ascontiguousarray(sums[:, 1:-1]), sums[:, -1], sums[:, 0].copy(), partition
-        )
-
-    def aggregate(self, data: Any, partition: Partition, *, previous: Any = None) -> Aggregate:
-        """Cluster sums of (1, x_i, y_i) for rows in memory (re-summing split clusters only)."""
-        return Aggregate(
-            np.asarray(partition.dense_sums(data.X)),
-            partition.dense_sums(data.y),
-            partition.weights(None),
-            partition,
         )
 
     # ------------------------------------------------------------------ E^t

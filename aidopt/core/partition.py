@@ -151,6 +151,19 @@ class Partition(ClusterCounts):
         s = self.sums(a)
         return dense(s)
 
+    def column_sums(self, columns: list[Any]) -> NDArray[np.float64]:
+        """The cluster sums of per-row columns side by side (K × q, as the engine's blocks give
+        them): :data:`ROW_COUNT` gives |C_k|, a vector its sums, a matrix (dense or sparse) its
+        column sums — each re-summed for split clusters only (:meth:`sums`)."""
+        out = []
+        for column in columns:
+            if column is ROW_COUNT:
+                out.append(self.sizes.astype(np.float64)[:, None])
+                continue
+            s = self.dense_sums(column)
+            out.append(s[:, None] if s.ndim == 1 else s)
+        return np.hstack(out) if out else np.zeros((self.n_clusters, 0))
+
     def weights(self, weight: NDArray[np.float64] | None) -> NDArray[np.float64]:
         """W_k = Σ_{i∈C_k} w_i, or |C_k| when every entry weighs 1 (``weight`` None)."""
         return self.sizes.astype(np.float64) if weight is None else self.sums(weight)

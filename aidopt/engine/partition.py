@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.common.lazy import issparse
 from aidopt.core.partition import ROW_COUNT, ClusterCounts, label_sums, split_numbering
 from aidopt.engine.blocks import Blocks
+from aidopt.exceptions import DataError
 from aidopt.numerics import compiled
 
 __all__ = ["BlockPartition", "StateRef"]
@@ -174,9 +176,13 @@ def _renumbered(
 
 
 def _column_parts(block, columns) -> list:
-    """The model's per-row columns of the block (``columns(block)``), as a list."""
+    """The model's per-row columns of the block (``columns(block)``), as a list (dense: a
+    block's rows are summed where they lie)."""
     parts = columns(block)
-    return [parts] if isinstance(parts, np.ndarray) else parts
+    parts = [parts] if isinstance(parts, np.ndarray) else parts
+    if any(issparse(part) for part in parts):
+        raise DataError("Rows in blocks must be dense; give a dense X with --engine dask.")
+    return parts
 
 
 def _cluster_sums(block, _offset, labels, columns, n_clusters=None):
