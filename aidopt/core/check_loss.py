@@ -58,6 +58,7 @@ from aidopt.numerics.rounding import (
     added_blocks,
     added_chunk_sums,
     safe_min_eigenvalue,
+    sum_relative_error,
     vector_sums,
     weighted_below,
 )
@@ -340,7 +341,7 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
                 float(w @ np.abs(rows.y))
                 + float((w @ np.abs(rows.X)) @ np.abs(solution.coef))
                 + float(w.sum()) * abs(solution.intercept)
-            ) * (1 + (rows.n + 2) * EPS)
+            ) * (1 + sum_relative_error(rows.n))
             sum_error += 2 * EPS * loss_sum  # the products c·r_i·w_i
         residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
         finer = self.split_regime(size, regime, offset, whole)
@@ -560,7 +561,7 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
             return None
         # ‖W½Zβ*‖₂ ≤ ‖W½y‖₂ + ‖W½r*‖₁ and ‖W½r*‖₁ ≤ Σ w_i|r*_i|/√min w ≤ E*/(min(c⁺, c⁻)√min w)
         # (W = I unweighted); gram ⪯ ZᵀWZ, so ‖Dβ*‖₂ ≤ ‖W½Zβ*‖₂/√λ
-        norm_y = float(np.sqrt(terms.norm_y_squared)) * (1 + (terms.n + 2) * EPS)
+        norm_y = float(np.sqrt(terms.norm_y_squared)) * (1 + sum_relative_error(terms.n))
         root_w_min = float(np.sqrt(terms.w_min)) * (1.0 - 2 * EPS)
         beta_bound = (norm_y + max(upper, 0.0) / (min(c_plus, c_minus) * root_w_min)) / np.sqrt(lam)
         allowance = terms.value_error + beta_bound * residual
