@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 if TYPE_CHECKING:
     pass
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
@@ -370,7 +371,7 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         if row_sums is None:
             row_sums = self.solution_row_sums(data, solution)
         return {
-            "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
+            "w": by_name(data.feature_names, solution.w),
             "share_inside": float(row_sums[0] / row_sums[1]),
         }
 
@@ -383,7 +384,7 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
     def solution_from_dict(
         self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> Solution:
-        w = np.array([float(payload["w"][name]) for name in data.feature_names])
+        w = from_names(payload.get("w"), data.feature_names, "weight")
         return Solution(w, None, Partition.singletons(data.n))
 
 

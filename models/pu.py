@@ -58,6 +58,7 @@ from aidopt.common.lazy import dense, issparse
 if TYPE_CHECKING:
     pass
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import (
@@ -966,11 +967,7 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         the positives and −σ on the unlabeled rows (7), σ the certificate's dual point."""
         bias = float(payload["b"])
         if self.linear:
-            w = payload["w"]
-            missing = [name for name in data.feature_names if name not in w]
-            if missing:
-                raise DataError(f"The solution has no weight for the column(s) {missing}.")
-            coef = np.array([float(w[c]) for c in data.feature_names])
+            coef = from_names(payload.get("w"), data.feature_names, "weight")
             return PUSolution(bias=bias, coef=coef, norm_sq=float(coef @ coef))
         if dual is None:
             raise DataError("A kernel PU solution is its dual expansion: the certificate's dual.")
@@ -996,9 +993,7 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         header): the share of rows predicted +1 instead."""
         out: dict[str, Any] = {"b": float(solution.bias)}
         if solution.coef is not None:
-            out["w"] = {
-                name: float(v) for name, v in zip(data.feature_names, solution.coef, strict=True)
-            }
+            out["w"] = by_name(data.feature_names, solution.coef)
         if row_sums is not None:
             out["predicted_positive_share"] = float(row_sums[0] / row_sums[1])
             return out

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.deadline import deadline
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint
@@ -792,7 +793,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     ) -> S3VMSolution:
         """The hyperplane of a saved result, every entry its own cluster labeled by Lemma 1
         (``aidopt verify`` recomputes E from it; the bound is the solver's)."""
-        w = np.array([float(payload["w"][name]) for name in data.feature_names])
+        w = from_names(payload.get("w"), data.feature_names, "weight")
         b = float(payload["b"])
         f = np.asarray(data.X @ w).ravel() + b
         d = np.where(data.labeled, 0.0, np.where(f >= 0, 1.0, -1.0))
@@ -810,7 +811,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         labels = solution.predict(data.X[np.flatnonzero(unl)])
         cert = solution.certificate
         return {
-            "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
+            "w": by_name(data.feature_names, solution.w),
             "b": float(solution.b),
             "labels": [int(v) for v in labels],
             "classes": {"-1": data.classes[0], "1": data.classes[1]},

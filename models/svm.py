@@ -44,6 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
@@ -59,7 +60,6 @@ from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
-from aidopt.exceptions import DataError
 from aidopt.models.svm_kernel import KernelSVMModel
 from aidopt.models.svm_parts import (
     SVMData,
@@ -327,7 +327,7 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         if row_sums is None:
             row_sums = self.solution_row_sums(data, solution)
         return {
-            "w": {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)},
+            "w": by_name(data.feature_names, solution.w),
             "b": float(solution.b),
             "training_accuracy": float(row_sums[0] / row_sums[1]),
             "labels": data.label_mapping(),
@@ -342,11 +342,9 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     def solution_from_dict(
         self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> SVMSolution:
-        w = payload["w"]
-        missing = [name for name in data.feature_names if name not in w]
-        if missing:
-            raise DataError(f"The solution has no weight for the column(s) {missing}.")
-        return SVMSolution(np.array([float(w[c]) for c in data.feature_names]), float(payload["b"]))
+        return SVMSolution(
+            from_names(payload.get("w"), data.feature_names, "weight"), float(payload["b"])
+        )
 
     # ------------------------------------------------------------------ the certificate
     def lower_bound(

@@ -249,6 +249,25 @@ def test_every_tampered_result_is_rejected(family):
     assert not accepted, "\n".join(accepted)
 
 
+def test_a_result_without_a_columns_coefficient_is_rejected_naming_it(family):
+    """A solution that lost a column's coefficient (or whose coefficients are not numbers):
+    rejected, and the report names the column (not a bare KeyError)."""
+    _name, payload, frame, target = family
+    solution = payload["solution"]
+    key = next((k for k in ("coef", "w") if isinstance(solution.get(k), dict)), None)
+    if key is None:
+        pytest.skip("a kernel solution: no coefficient per column")
+    column = next(iter(solution[key]))
+    lost = copy.deepcopy(payload)
+    del lost["solution"][key][column]
+    report = verify_result(lost, frame, target)
+    assert report.rejected and f"['{column}']" in report.to_text(), report.to_text()
+    garbled = copy.deepcopy(payload)
+    garbled["solution"][key] = [1.0, 2.0]
+    report = verify_result(garbled, frame, target)
+    assert report.rejected and "mapping from column names" in report.to_text(), report.to_text()
+
+
 def test_an_uncertified_result_relabelled_optimal_is_rejected(family):
     """A run stopped early, then relabelled: status optimal and certified true."""
     name, _payload, frame, target = family

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["json_line", "plain"]
+from aidopt.exceptions import DataError
+
+__all__ = ["by_name", "from_names", "json_line", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -36,3 +40,22 @@ def plain(value: Any) -> Any:
 def json_line(payload: dict[str, Any]) -> str:
     """One strict-JSON object on one line."""
     return json.dumps(plain(payload), allow_nan=False)
+
+
+def by_name(names: Sequence[str], values: Any) -> dict[str, float]:
+    """A vector of coefficients by column name (a result's ``w`` or ``coef``)."""
+    return {name: float(v) for name, v in zip(names, values, strict=True)}
+
+
+def from_names(given: Any, names: Sequence[str], what: str = "coefficient") -> NDArray[np.float64]:
+    """The vector :func:`by_name` wrote, in the order of ``names``; a column it lacks (or a
+    value that is not a number) is named in a DataError."""
+    if not isinstance(given, dict):
+        raise DataError(f"The solution's {what}s are not a mapping from column names.")
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise DataError(f"The solution has no {what} for the column(s) {missing}.")
+    try:
+        return np.array([float(given[name]) for name in names])
+    except (TypeError, ValueError) as error:
+        raise DataError(f"The solution's {what}s must be numbers ({error}).") from None

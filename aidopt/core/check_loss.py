@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.lazy import dense, issparse
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint, best_with_dual, repair_equalities
@@ -348,24 +349,13 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
         return Evaluation(objective, regime, finer, sum_error + residual_error), terms
 
     def solution_to_dict(self, data: RegressionData, solution: CheckLossFit) -> dict[str, Any]:
-        return {
-            "coef": {
-                name: float(v) for name, v in zip(data.feature_names, solution.coef, strict=True)
-            },
-            "intercept": float(solution.intercept),
-        }
+        return {"coef": by_name(data.feature_names, solution.coef), "intercept": solution.intercept}
 
     def solution_from_dict(
         self, data: RegressionData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> CheckLossFit:
-        coef = payload["coef"]
-        missing = [name for name in data.feature_names if name not in coef]
-        if missing:
-            raise DataError(f"The solution has no coefficient for the column(s) {missing}.")
-        return CheckLossFit(
-            np.array([float(coef[name]) for name in data.feature_names]),
-            float(payload.get("intercept", 0.0)),
-        )
+        coef = from_names(payload.get("coef"), data.feature_names)
+        return CheckLossFit(coef, float(payload.get("intercept", 0.0)))
 
     # ------------------------------------------------------------------ the certificate
     def lower_bound(

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.lazy import dense
 from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm, ridge_dual_bound
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
@@ -344,12 +345,11 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
     # ------------------------------------------------------------------ the answer, as JSON
     def solution_to_dict(self, data: Any, solution: LinearFit) -> dict[str, Any]:
         """w by column name, and b."""
-        coef = {name: float(v) for name, v in zip(data.feature_names, solution.w, strict=True)}
-        return {"coef": coef, "intercept": float(solution.b)}
+        return {"coef": by_name(data.feature_names, solution.w), "intercept": float(solution.b)}
 
     def solution_from_dict(
         self, data: Any, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> LinearFit:
         """The solution :meth:`solution_to_dict` describes."""
-        w = np.array([float(payload["coef"][name]) for name in data.feature_names])
+        w = from_names(payload.get("coef"), data.feature_names)
         return LinearFit(w, float(payload["intercept"]), None, Partition.singletons(data.n))
