@@ -42,24 +42,19 @@ from aidopt.core.certificate import (
     dual_box,
     plus_half_squared_norm,
     repair_equalities,
-    ridge_dual_bound,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
+from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import Partition
 from aidopt.data.containers import FeatureData
 from aidopt.data.one_class import BLOBS
 from aidopt.models.ocsvm_kernel import KernelOneClassModel
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
-    abs_products_bound,
-    accurate_sum,
-    accurate_tdot,
     accurate_weighted_sum,
-    added_blocks,
     ratio,
     score_error,
-    squared_norm,
     sum_relative_error,
     times,
     weighted_below,
@@ -107,24 +102,6 @@ class ProjectionBins:
 
     direction: NDArray[np.float64]
     edges: NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class DualTerms:
-    """Row sums of the certificate at α (:meth:`OneClassSVMModel.bound_terms`); blocks add."""
-
-    alpha_sum: float  # Σ α_i
-    alpha_sum_error: float  # a bound on its rounding error
-    w: NDArray[np.float64]  # Σ α_i x_i (m,)
-    w_error: NDArray[np.float64]  # a bound on its rounding error per coordinate
-
-    @classmethod
-    def total(cls, blocks: list[DualTerms]) -> DualTerms:
-        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
-        return cls(
-            *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
-            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
-        )
 
 
 class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Solution]):
@@ -287,32 +264,27 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         """α_i = s_i ω_i, the product rounded down by 2ε (s unweighted)."""
         return weighted_below(s, rows.weight)
 
-    def bound_terms(self, rows: FeatureData, s: NDArray[np.float64]) -> DualTerms:
+    def bound_terms(self, rows: FeatureData, s: NDArray[np.float64]) -> DualSums:
         """Σα_i and Σα_i x_i on the block ``rows`` at α = s∘ω (s per unit weight, one per row,
         in [0, C/N]), with their rounding bounds."""
         alpha = self._alpha(rows, s)
         return self._terms(rows, alpha, float(alpha.max(initial=0.0)))
 
     @staticmethod
-    def _terms(rows: FeatureData, alpha: NDArray[np.float64], top: float) -> DualTerms:
-        total, total_error = accurate_sum(alpha)
-        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_products_bound(rows.X, top))
-        return DualTerms(total, total_error, w, w_error)
+    def _terms(rows: FeatureData, alpha: NDArray[np.float64], top: float) -> DualSums:
+        return dual_sums(rows.X, [(alpha, 0.0)], alpha, top)
 
     def bound_from_terms(
         self,
-        terms: DualTerms,
+        terms: DualSums,
         context: None,
         n_clusters: int,
         upper: float,
         source: str,
         feature_names: list[str],
     ) -> Bound:
-        """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances."""
-        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
-        return ridge_dual_bound(
-            terms.alpha_sum, terms.alpha_sum_error, norm_sq, norm_sq_error, source
-        )
+        """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances (no offset: no residual)."""
+        return terms.bound(source)
 
     def _bound(self, terms, source, evaluation, alpha, data) -> Bound:
         """The bound from all rows' terms, with its dual point."""

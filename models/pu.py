@@ -73,6 +73,7 @@ from aidopt.core.certificate import (
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
+from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.kernel_aggregate import LazyGram, SummedKernels, summed_kernels
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import pu_fit
@@ -91,18 +92,13 @@ from aidopt.numerics.kernels import (
     quadratic_form_error,
 )
 from aidopt.numerics.rounding import (
-    abs_products_bound,
     accurate_sum,
-    accurate_tdot,
     accurate_weighted_sum,
-    added_blocks,
-    max_row_norm,
     minus,
     product_up,
     quotient_relative_error,
     ratio,
     score_error,
-    squared_norm,
     sum_relative_error,
     times,
     total_weight_up,
@@ -232,29 +228,6 @@ class ScoreBins:
 
     direction: NDArray[np.float64]
     edges: NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class PUTerms:
-    """Row sums of the certificate at σ (:meth:`PUModel.bound_terms`); blocks of rows add."""
-
-    sum_sigma: float  # Σ σ_u
-    sum_sigma_error: float
-    concave: float  # Σ_U min(σ_u, c2'ω_u − σ_u)
-    concave_error: float
-    w: NDArray[np.float64]  # w(σ) = Σ α_i x_i (m,)
-    w_error: NDArray[np.float64]
-    row_norm: float  # max_i ‖x_i‖₂, rounded up
-
-    @classmethod
-    def total(cls, blocks: list[PUTerms]) -> PUTerms:
-        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
-        return cls(
-            *added_blocks([b.sum_sigma for b in blocks], [b.sum_sigma_error for b in blocks]),
-            *added_blocks([b.concave for b in blocks], [b.concave_error for b in blocks]),
-            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
-            max(b.row_norm for b in blocks),
-        )
 
 
 def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
@@ -728,27 +701,33 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
 
     def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source) -> Bound:
-        """The bound of :meth:`lower_bound` at a per-entry σ (``norm_sq``: ‖w(σ)‖² when known,
-        else computed from the data — linear kernel)."""
+        """The bound of :meth:`lower_bound` at a per-entry σ ≤ c2ω (``norm_sq``: ‖w(σ)‖² of a
+        kernel expansion; None: w(σ) summed from the rows — linear kernel)."""
         c1, c2 = self.constants(data)
-        omega = data.row_weights
         unl = ~data.labeled
-        sum_sigma, sum_error = accurate_sum(sigma)
         box = dual_box(c2, data.weight, data.n)  # σ ≤ box: clipped or checked
-        concave, concave_error = accurate_sum(box_distance(sigma, box)[unl])
-        kmax = self._kernel_max(data)
-        positive_mass = product_up(c1, total_weight_up(omega[data.labeled]))
+        concave = [(box_distance(sigma, box)[unl], 0.0)]
         if norm_sq is None:
-            alpha = np.where(data.labeled, c1 * omega, -sigma)
-            abs_bound = abs_products_bound(data.X, max(c1, c2), data.weight)
-            w, w_error = accurate_tdot(data.X, alpha, abs_bound=abs_bound)
-            norm_sq, quad_error, _ = squared_norm(w, w_error)
+            alpha = np.where(data.labeled, c1 * data.row_weights, -sigma)
+            terms = dual_sums(data.X, concave, alpha, max(c1, c2), sigma, weight=data.weight)
+            bound = self.bound_from_terms(terms, 0.0, 0, upper, source, data.feature_names)
         else:
-            entry = kernel_entry_error(self.kernel, data.X)
-            quad_error = quadratic_form_error(positive_mass + sum_sigma, data.n, kmax, entry)
-        bound = self._weak_duality(
-            norm_sq, quad_error, concave, concave_error, sum_sigma, sum_error, kmax, upper, source
-        )
+            kmax, entry = self._kernel_max(data), kernel_entry_error(self.kernel, data.X)
+            value, value_error = accurate_sum(concave[0][0])
+            sum_sigma, sum_error = accurate_sum(sigma)
+            mass = product_up(c1, total_weight_up(data.row_weights[data.labeled])) + sum_sigma
+            target, target_error, beta_bound = self._offset(kmax, upper)
+            residual, residual_error = minus(sum_sigma, sum_error, target, target_error)
+            bound = ridge_dual_bound(
+                value,
+                value_error,
+                norm_sq,
+                quadratic_form_error(mass, data.n, kmax, entry),
+                source,
+                residual=residual,
+                residual_error=residual_error,
+                offset_bound=beta_bound,
+            )
         return dataclasses.replace(bound, dual=self._dual_point_of(data, sigma, evaluation, c2))
 
     def _dual_point_of(self, data, sigma, evaluation, c2: float) -> DualPoint:
@@ -759,35 +738,13 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         support = np.flatnonzero(sigma)
         return DualPoint(None, support.astype(np.int64), sigma[support])
 
-    def _weak_duality(
-        self,
-        norm_sq: float,
-        quad_error: float,
-        concave: float,
-        concave_error: float,
-        sum_sigma: float,
-        sum_error: float,
-        kmax: float,
-        upper: float,
-        source: str,
-    ) -> Bound:
-        """(5) ≥ −½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) − |β*||ρ| (:meth:`lower_bound`) from the sums
-        at σ and their error bounds: ρ = Σσ − π/(2λ), |β*| ≤ 1 + ‖w*‖√kmax,
-        ‖w*‖ ≤ g + √(g² + 2E), g = π√kmax/λ."""
-        total, total_relative = ratio(self.prior, 2.0 * self.lam)
-        residual, residual_error = minus(sum_sigma, sum_error, total, total_relative * total)
+    def _offset(self, kmax: float, upper: float) -> tuple[float, float, float]:
+        """(π/(2λ), its rounding bound, B ≥ |β*|) of the residual ρ = Σσ − π/(2λ)
+        (:meth:`lower_bound`): |β*| ≤ 1 + ‖w*‖√kmax, ‖w*‖ ≤ g + √(g² + 2E), g = π√kmax/λ."""
+        target, relative = ratio(self.prior, 2.0 * self.lam)
         g = self.prior * np.sqrt(kmax) / self.lam
         w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
-        return ridge_dual_bound(
-            concave,
-            concave_error,
-            norm_sq,
-            quad_error,
-            source,
-            residual=residual,
-            residual_error=residual_error,
-            offset_bound=1.0 + w_bound * np.sqrt(kmax),
-        )
+        return target, relative * target, 1.0 + w_bound * np.sqrt(kmax)
 
     def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
         """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
@@ -912,29 +869,25 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         """σ_u = s_u ω_u, the product rounded down by 2ε (s unweighted; 0 on P)."""
         return weighted_below(s, rows.weight)
 
-    def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> PUTerms:
+    def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> DualSums:
         """The row sums of the bound of :meth:`lower_bound` on the block ``rows`` at the
-        per-row (σ/ω, α/ω, c2') of :meth:`bound_candidates`: Σσ, Σ_U min(σ, c2'ω − σ) and
-        w(σ) = Σ α_i x_i with their rounding bounds, max ‖x_i‖."""
+        per-row (σ/ω, α/ω, c2') of :meth:`bound_candidates`: Σ_U min(σ, c2'ω − σ) (exact, σ and
+        the box rounded down), w(σ) = Σ α_i x_i and Σσ (:func:`~aidopt.core.dual_sums.
+        dual_sums`)."""
         sigma = self._sigma_of_rows(rows, d[:, 0])
-        unl = ~rows.labeled
         alpha = (
             d[:, 1]
             if rows.weight is None
             else np.where(rows.labeled, d[:, 1] * rows.weight, -sigma)
         )
         box = weighted_below(d[:, 2], rows.weight)  # ≥ σ, ≤ c2'ω
-        sum_sigma, sum_error = accurate_sum(sigma)
-        concave, concave_error = accurate_sum(box_distance(sigma, box)[unl])
+        concave = [(box_distance(sigma, box)[~rows.labeled], 0.0)]
         top = float(np.abs(alpha).max(initial=0.0))
-        w, w_error = accurate_tdot(rows.X, alpha, abs_bound=abs_products_bound(rows.X, top))
-        return PUTerms(
-            sum_sigma, sum_error, concave, concave_error, w, w_error, max_row_norm(rows.X)
-        )
+        return dual_sums(rows.X, concave, alpha, top, sigma)
 
     def bound_from_terms(
         self,
-        terms: PUTerms,
+        terms: DualSums,
         relative: float,
         n_clusters: int,
         upper: float,
@@ -942,22 +895,17 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         feature_names: list[str],
     ) -> Bound:
         """−½‖w(σ)‖² + Σ_U min(σ, c2ω − σ) minus the rounding allowances, |β*||ρ| (see
-        :meth:`lower_bound`) and what c1's error (``relative``) can change in ‖w(σ)‖²:
-        ‖Δw‖ ≤ relative · c1 Σ_P ω ‖x‖ ≤ relative · π/(2λ) · max ‖x‖."""
-        norm_sq, quad_error, norm_up = squared_norm(terms.w, terms.w_error)
-        total, total_relative = ratio(self.prior, 2.0 * self.lam)
-        shift = product_up(relative, total, 1.0 + total_relative, terms.row_norm)
-        quad_error += shift * (2 * norm_up + shift)
-        return self._weak_duality(
-            norm_sq,
-            quad_error,
-            terms.concave,
-            terms.concave_error,
-            terms.sum_sigma,
-            terms.sum_sigma_error,
-            product_up(terms.row_norm, terms.row_norm),
-            upper,
+        :meth:`lower_bound`; kmax = max ‖x‖²) and what c1's error (``relative``) can change in
+        w(σ): ‖Δw‖ ≤ relative · c1 Σ_P ω ‖x‖ ≤ relative · π/(2λ) · max ‖x‖."""
+        kmax = product_up(terms.row_norm, terms.row_norm)
+        target, target_error, beta_bound = self._offset(kmax, upper)
+        shift = product_up(relative, target + target_error, terms.row_norm)
+        return terms.bound(
             source,
+            target=target,
+            target_error=target_error,
+            offset_bound=beta_bound,
+            v_shift=shift,
         )
 
     def solution_from_dict(

@@ -52,10 +52,10 @@ from aidopt.core.certificate import (
     best_with_dual,
     plus_half_squared_norm,
     repair_equalities,
-    ridge_dual_bound,
 )
 from aidopt.core.clustering import n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
+from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
@@ -73,14 +73,8 @@ from aidopt.models.svm_parts import (
 )
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.numerics.rounding import (
-    abs_products_bound,
-    accurate_sum,
-    accurate_tdot,
     accurate_weighted_sum,
-    added_blocks,
-    max_row_norm,
     score_error,
-    squared_norm,
     times,
     weighted_below,
 )
@@ -161,29 +155,6 @@ class ScoreBins:
     b: float
     negative: NDArray[np.float64]  # the −1 class
     positive: NDArray[np.float64]  # the +1 class
-
-
-@dataclass(frozen=True)
-class DualTerms:
-    """Row sums of the certificate at α (:meth:`SVMModel.bound_terms`); blocks of rows add."""
-
-    alpha_sum: float  # Σ α_i
-    alpha_sum_error: float  # a bound on its rounding error
-    rho: float  # Σ α_i y_i
-    rho_error: float
-    w: NDArray[np.float64]  # Σ α_i y_i x_i (m,)
-    w_error: NDArray[np.float64]  # a bound on its rounding error per coordinate
-    row_norm: float  # max_i ‖x_i‖₂, rounded up
-
-    @classmethod
-    def total(cls, blocks: list[DualTerms]) -> DualTerms:
-        """The terms of the union of the blocks (:func:`aidopt.numerics.rounding.added_blocks`)."""
-        return cls(
-            *added_blocks([b.alpha_sum for b in blocks], [b.alpha_sum_error for b in blocks]),
-            *added_blocks([b.rho for b in blocks], [b.rho_error for b in blocks]),
-            *added_blocks([b.w for b in blocks], [b.w_error for b in blocks]),
-            max(b.row_norm for b in blocks),
-        )
 
 
 def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, NDArray]:
@@ -423,41 +394,28 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         alpha = repair_equalities(A, target, alpha, 0.0, upper, free=ties)
         return repair_equalities(A[:1], target[:1], alpha, 0.0, upper, free=ties)
 
-    def bound_terms(self, rows: SVMData, a: NDArray[np.float64]) -> DualTerms:
+    def bound_terms(self, rows: SVMData, a: NDArray[np.float64]) -> DualSums:
         """The row sums of the bound of :meth:`lower_bound` at α = a∘ω on the block ``rows``
         (a ∈ [0, M] per unit weight, one per row; α = a unweighted; weighted, fl(a_i ω_i) is
-        shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i and
-        Σα_i y_i x_i with their rounding bounds, max_i ‖x_i‖."""
+        shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i x_i
+        and Σα_i y_i (:func:`~aidopt.core.dual_sums.dual_sums`)."""
         alpha = weighted_below(a, rows.weight)
         ay = alpha * rows.y
-        total, total_error = accurate_sum(alpha)
-        rho, rho_error = accurate_sum(ay)
-        abs_bound = abs_products_bound(rows.X, self.M, rows.weight)
-        w, w_error = accurate_tdot(rows.X, ay, abs_bound=abs_bound)
-        return DualTerms(total, total_error, rho, rho_error, w, w_error, max_row_norm(rows.X))
+        return dual_sums(rows.X, [(alpha, 0.0)], ay, self.M, ay, weight=rows.weight)
 
     def bound_from_terms(
         self,
-        terms: DualTerms,
+        terms: DualSums,
         context: None,
         n_clusters: int,
         upper: float,
         source: str,
         feature_names: list[str],
     ) -> Bound:
-        """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ| (see
-        :meth:`lower_bound`)."""
-        norm_sq, norm_sq_error, _ = squared_norm(terms.w, terms.w_error)
-        return ridge_dual_bound(
-            terms.alpha_sum,
-            terms.alpha_sum_error,
-            norm_sq,
-            norm_sq_error,
-            f"dual (6) at {source}",
-            residual=terms.rho,
-            residual_error=terms.rho_error,
-            offset_bound=1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm,
-        )
+        """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ|, ρ = Σα_i y_i,
+        |b*| ≤ 1 + √(2E)·max‖x_i‖ (see :meth:`lower_bound`)."""
+        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm
+        return terms.bound(f"dual (6) at {source}", offset_bound=b_bound)
 
     def _bound_at(self, data, a, upper, source) -> Bound:
         """The bound of :meth:`lower_bound` at α = a∘ω on all rows (its dual point not yet
@@ -502,8 +460,10 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         return np.where(rows.y > 0, positive, negative).astype(np.int64)
 
     def cluster_columns(self, rows: SVMData) -> list[NDArray]:
-        """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data."""
-        return [ROW_COUNT, rows.row_weights, rows.weighted_X, rows.y]
+        """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data (ω_i = 1
+        without row weights: the row count again)."""
+        omega = ROW_COUNT if rows.weight is None else rows.weight
+        return [ROW_COUNT, omega, rows.weighted_X, rows.y]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

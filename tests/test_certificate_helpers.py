@@ -163,3 +163,44 @@ def test_dual_value_and_regulariser_bound_their_rounding_exactly():
     charge = Fraction(charged.allowance) - Fraction(bound.allowance)
     assert charge >= 7 * (Fraction(2e-9) + Fraction(1e-16)) * (1 - Fraction(2**-50))
     assert charged.value < bound.value
+
+
+def test_dual_sums_bound_their_rounding_exactly_and_add_over_blocks():
+    """The ridge dual's row sums (:func:`aidopt.core.dual_sums.dual_sums`): Σ of the terms, v =
+    Σ c_i x_i and ρ = Σ r_i each within its stated bound of the exact rational value, for
+    columns of scale 1e-9 … 1e9 and weighted coefficients; two blocks' sums added
+    (:meth:`DualSums.total`) are within the added bounds of the whole."""
+    from aidopt.core.dual_sums import DualSums, dual_sums
+
+    rng = np.random.default_rng(7)
+    n = 3001
+    X = rng.standard_normal((n, 3)) * np.array([1e-9, 1.0, 1e9])
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    weight = rng.lognormal(0.0, 1.0, n)
+    alpha = rng.uniform(0.0, 0.7, n) * weight
+    coef = alpha * y
+    terms = [(alpha, 0.0), (alpha * 1e-3, 2**-53)]
+
+    def check(sums: DualSums, rows: slice) -> None:
+        exact_value = sum(Fraction(float(a)) * (1 + Fraction(1, 1000)) for a in alpha[rows])
+        # the second term's entries are rounded products: within 2^-53 of a·1e-3
+        assert abs(Fraction(sums.value) - exact_value) <= Fraction(sums.value_error) + sum(
+            abs(Fraction(float(a * 1e-3)) - Fraction(float(a)) / 1000) for a in alpha[rows]
+        )
+        for j in range(3):
+            exact = sum(
+                Fraction(float(c)) * Fraction(float(x))
+                for c, x in zip(coef[rows], X[rows, j], strict=True)
+            )
+            assert abs(Fraction(float(sums.v[j])) - exact) <= Fraction(float(sums.v_error[j]))
+        exact_rho = sum(Fraction(float(c)) for c in coef[rows])
+        assert abs(Fraction(sums.rho) - exact_rho) <= Fraction(sums.rho_error)
+
+    whole = dual_sums(X, terms, coef, 0.7, coef, weight=weight)
+    check(whole, slice(None))
+    parts = [slice(0, 1000), slice(1000, n)]
+    blocks = [
+        dual_sums(X[p], [(a[p], r) for a, r in terms], coef[p], 0.7, coef[p], weight=weight[p])
+        for p in parts
+    ]
+    check(DualSums.total(blocks), slice(None))

@@ -38,20 +38,16 @@ from numpy.typing import NDArray
 
 from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.lazy import dense
-from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm, ridge_dual_bound
+from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
+from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import ROW_COUNT, Partition
 from aidopt.exceptions import DataError
 from aidopt.numerics.rounding import (
     EPS,
-    abs_products_bound,
     accurate_sum,
-    accurate_tdot,
-    added_blocks,
-    max_row_norm,
     product_up,
     score_error,
-    squared_norm,
 )
 from aidopt.solvers.algebra import DualForm, Problem, Values
 from aidopt.solvers.base import SolveResult, SolveStatus
@@ -115,30 +111,6 @@ class ResidualBins:
 
     coef: NDArray[np.float64]
     edges: NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class DualTerms:
-    """The certificate's row sums at β (they add over blocks of rows)."""
-
-    value: float  # Σ −ℓ*(y_i, β_i)
-    value_error: float
-    v: NDArray[np.float64]  # Σ β_i x_i
-    v_error: NDArray[np.float64]
-    rho: float  # Σ β_i
-    rho_error: float
-    row_norm: float  # max ‖x_i‖ (rounded up)
-    y_max: float  # max |y_i|
-
-    @classmethod
-    def total(cls, blocks: list[DualTerms]) -> DualTerms:
-        return cls(
-            *added_blocks([b.value for b in blocks], [b.value_error for b in blocks]),
-            *added_blocks([b.v for b in blocks], [b.v_error for b in blocks]),
-            *added_blocks([b.rho for b in blocks], [b.rho_error for b in blocks]),
-            max(b.row_norm for b in blocks),
-            max(b.y_max for b in blocks),
-        )
 
 
 class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
@@ -306,41 +278,27 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         s = np.clip(solution.duals / agg.weight, lo, hi)
         return [(s, "the dual of the aggregated problem spread over the rows")], None
 
-    def bound_terms(self, rows: Any, beta: NDArray[np.float64]) -> DualTerms:
-        """The certificate's sums over a block of rows at β, with their rounding bounds."""
-        value, error = 0.0, 0.0
-        for term in self.conjugate(rows.y, beta):
-            t, e = accurate_sum(term)
-            value, error = value + t, error + e + EPS * float(np.abs(term).sum())
+    def bound_terms(self, rows: Any, beta: NDArray[np.float64]) -> DualSums:
+        """The certificate's sums over a block of rows at β: the conjugate terms (each entry one
+        rounded product), Σβ_i x_i and Σβ_i (:func:`~aidopt.core.dual_sums.dual_sums`)."""
         top = float(np.abs(beta).max(initial=0.0))
-        v, v_error = accurate_tdot(rows.X, beta, abs_bound=abs_products_bound(rows.X, top))
-        rho, rho_error = accurate_sum(beta)
-        error += 2 * EPS * abs(value)  # the additions of the terms' sums
-        y_max = float(np.abs(rows.y).max(initial=0.0))
-        return DualTerms(value, error, v, v_error, rho, rho_error, max_row_norm(rows.X), y_max)
+        terms = [(term, EPS) for term in self.conjugate(rows.y, beta)]
+        return dual_sums(rows.X, terms, beta, top, beta, y=rows.y)
 
     def bound_from_terms(
         self,
-        terms: DualTerms,
+        terms: DualSums,
         context: None,
         n_clusters: int,
         upper: float,
         source: str,
         names: Any,
     ) -> Bound:
-        """D(β) minus the rounding allowances and the charge B·|Σβ_i| of the residual."""
-        norm_sq, norm_sq_error, _ = squared_norm(terms.v, terms.v_error)
+        """D(β) minus the rounding allowances and the charge B·|Σβ_i| of the residual, B the
+        model's :meth:`intercept_bound` with ‖w*‖ ≤ √(2U)."""
         w_norm = product_up(math.sqrt(2.0 * max(upper, 0.0)), 1.0)  # √(2U), its rounding
-        return ridge_dual_bound(
-            terms.value,
-            terms.value_error,
-            norm_sq,
-            norm_sq_error,
-            source,
-            residual=terms.rho,
-            residual_error=terms.rho_error,
-            offset_bound=self.intercept_bound(terms.y_max, w_norm, terms.row_norm),
-        )
+        B = self.intercept_bound(terms.y_max, w_norm, terms.row_norm)
+        return terms.bound(source, offset_bound=B)
 
     # ------------------------------------------------------------------ the answer, as JSON
     def solution_to_dict(self, data: Any, solution: LinearFit) -> dict[str, Any]:
