@@ -60,6 +60,7 @@ from aidopt.common.threads import blas_threads, single_thread_blas
 from aidopt.common.validation import check_real
 from aidopt.exceptions import DataError, InvalidParameterError
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
+from aidopt.solvers.scaling import power_of_two
 from aidopt.solvers.structures import QuantileFit, WeightedQuantileRegression
 
 __all__ = ["FNResult", "FrischNewtonSolver", "frisch_newton"]
@@ -629,8 +630,8 @@ class FrischNewtonSolver(SolverAdapter):
         if time_limit is not None and time_limit <= 0.0:
             return None, SolveResult(SolveStatus.TIME_LIMIT, message="no time left")
         q = structure
-        col = _power_of_two(np.abs(q.Z).max(axis=0))
-        s_y = float(_power_of_two(np.abs(q.y).max(initial=0.0)))
+        col = power_of_two(np.abs(q.Z).max(axis=0))
+        s_y = float(power_of_two(np.abs(q.y).max(initial=0.0)))
         start = None if q.start is None else (q.start[0] * col / s_y, q.start[1])
         t0 = time.perf_counter()
         fit = frisch_newton(
@@ -668,10 +669,3 @@ class FrischNewtonSolver(SolverAdapter):
             return None, result
         dual = fit.dual - (1.0 - q.tau) * q.weight  # the LP multiplier d = a − (1 − τ)w
         return QuantileFit(coef=s_y * fit.coef / col, dual=dual), result
-
-
-def _power_of_two(values):
-    """The power of two nearest each value (1 for zeros): an exact scaling factor."""
-    v = np.asarray(values, dtype=np.float64)
-    out = np.exp2(np.round(np.log2(np.where(v > 0, v, 1.0))))
-    return out if out.ndim else float(out)

@@ -58,6 +58,7 @@ from aidopt.common.lazy import dense, issparse
 from aidopt.common.threads import single_thread_blas
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options, limit_result
 from aidopt.solvers.libsvm import check_linear_kernel
+from aidopt.solvers.scaling import power_of_two
 from aidopt.solvers.structures import (
     GRAM,
     SVMFit,
@@ -316,9 +317,9 @@ def _kkt_solve(rows: _Rows, c, ZE):
 def _equilibrated_solve(A, rhs):
     """A x = rhs after scaling rows, then columns, by powers of two (entries of any scale, 1e-9
     or 1e9, beside the identity); None when singular."""
-    row = _power_of_two(np.abs(A).max(axis=1))
+    row = power_of_two(np.abs(A).max(axis=1))
     A, rhs = A / row[:, None], rhs / row
-    col = _power_of_two(np.abs(A).max(axis=0))
+    col = power_of_two(np.abs(A).max(axis=0))
     try:
         solution = np.linalg.solve(A / col, rhs) / col
     except np.linalg.LinAlgError:
@@ -329,9 +330,9 @@ def _equilibrated_solve(A, rhs):
 def _equilibrated_inverse(S):
     """S⁻¹ through the scaling of :func:`_equilibrated_solve` (None when singular):
     S = R A C with R, C diagonal powers of two gives S⁻¹ = C⁻¹A⁻¹R⁻¹."""
-    row = _power_of_two(np.abs(S).max(axis=1))
+    row = power_of_two(np.abs(S).max(axis=1))
     A = S / row[:, None]
-    col = _power_of_two(np.abs(A).max(axis=0))
+    col = power_of_two(np.abs(A).max(axis=0))
     try:
         inverse = np.linalg.inv(A / col)
     except np.linalg.LinAlgError:
@@ -339,12 +340,6 @@ def _equilibrated_inverse(S):
     if not np.all(np.isfinite(inverse)):
         return None
     return inverse / col[:, None] / row
-
-
-def _power_of_two(size: NDArray[np.float64]) -> NDArray[np.float64]:
-    """2^round(log2 size) (1 where size is 0): a scaling that adds no rounding."""
-    safe = np.where(size > 0, size, 1.0)
-    return np.exp2(np.round(np.log2(safe)))
 
 
 def _at_face_minimiser(rows, theta, direction, ZE, alpha_E, size_U, weight_U) -> bool:
