@@ -41,6 +41,7 @@ __all__ = [
     "data_sums_cached",
     "max_row_norm",
     "minus",
+    "power_of_two",
     "product_up",
     "quotient_relative_error",
     "ratio",
@@ -402,3 +403,11 @@ def safe_min_eigenvalue(G: NDArray[np.float64], terms: int) -> float:
     lam = float(np.linalg.eigvalsh(0.5 * (G + G.T))[0])
     slack = (terms + p + 2) * EPS * p * float(np.abs(np.diag(G)).max(initial=0.0))
     return lam - slack
+
+
+def power_of_two(values: ArrayLike) -> Any:
+    """2^round(log2 v) per value (1 where v is 0): a scaling factor that adds no rounding (a
+    float for a scalar)."""
+    v = np.asarray(values, dtype=np.float64)
+    out = np.exp2(np.round(np.log2(np.where(v > 0, v, 1.0))))
+    return out if out.ndim else float(out)

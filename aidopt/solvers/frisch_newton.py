@@ -59,8 +59,8 @@ import numpy as np
 from aidopt.common.threads import blas_threads, single_thread_blas
 from aidopt.common.validation import check_real
 from aidopt.exceptions import DataError, InvalidParameterError
+from aidopt.numerics.rounding import power_of_two
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus
-from aidopt.solvers.scaling import power_of_two
 from aidopt.solvers.structures import QuantileFit, WeightedQuantileRegression
 
 __all__ = ["FNResult", "FrischNewtonSolver", "frisch_newton"]

@@ -48,7 +48,7 @@ from aidopt.solvers.program import MatrixProgram
 if TYPE_CHECKING:
     from aidopt.solvers.base import SolveResult
 
-__all__ = ["ScaledProgram", "equilibrate", "power_of_two", "solve_equilibrated_if_continuous"]
+__all__ = ["ScaledProgram", "equilibrate", "solve_equilibrated_if_continuous"]
 
 _DAMP = 1e-3  # pulls the scale factors that the data leave free towards 1
 _MAX_EXPONENT = 512
@@ -255,11 +255,3 @@ def solve_equilibrated_if_continuous(
         return solve(program, **kwargs)
     scaled = equilibrate(program)
     return scaled.unscale_result(solve(scaled.program, **kwargs))
-
-
-def power_of_two(values: ArrayLike) -> Any:
-    """2^round(log2 v) per value (1 where v is 0): a scaling factor that adds no rounding (a
-    float for a scalar)."""
-    v = np.asarray(values, dtype=np.float64)
-    out = np.exp2(np.round(np.log2(np.where(v > 0, v, 1.0))))
-    return out if out.ndim else float(out)

@@ -56,9 +56,9 @@ from numpy.typing import NDArray
 from aidopt.common.deadline import budget
 from aidopt.common.lazy import dense, issparse
 from aidopt.common.threads import single_thread_blas
+from aidopt.numerics.rounding import power_of_two
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options, limit_result
 from aidopt.solvers.libsvm import check_linear_kernel
-from aidopt.solvers.scaling import power_of_two
 from aidopt.solvers.structures import (
     GRAM,
     SVMFit,
