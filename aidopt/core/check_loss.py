@@ -104,6 +104,7 @@ class CheckLossFit:
     cluster_dual: NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
+        """The predictions x·β + β₀ for the rows of X (an array or a scipy.sparse matrix)."""
         X = check_predict_input(X, self.coef.shape[0], type(self).__name__, accept_sparse=True)
         return np.asarray(X @ self.coef).ravel() + self.intercept
 
@@ -170,10 +171,12 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
         return None
 
     def n_coefficients(self, data: RegressionData) -> int:
+        """p: the columns of X, and the intercept when it is fitted."""
         return data.m + int(self.fit_intercept)
 
     # ------------------------------------------------------------------ data
     def check_data(self, data: RegressionData) -> None:
+        """Refuse data with fewer rows than coefficients (the fit is not identified)."""
         p = self.n_coefficients(data)
         if data.n < p:
             raise DataError(
@@ -200,6 +203,8 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
     def aggregate(
         self, data: RegressionData, partition: Partition, *, previous: Any = None
     ) -> CheckLossAggregate:
+        """The cluster sums (W_k, Σ w x, Σ w y), read-only (the certificate reuses them); for
+        singletons the rows themselves, not copied."""
         if (
             data.weight is None
             and not issparse(data.X)
@@ -349,11 +354,13 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
         return Evaluation(objective, regime, finer, sum_error + residual_error), terms
 
     def solution_to_dict(self, data: RegressionData, solution: CheckLossFit) -> dict[str, Any]:
+        """β by column name, and β₀."""
         return {"coef": by_name(data.feature_names, solution.coef), "intercept": solution.intercept}
 
     def solution_from_dict(
         self, data: RegressionData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> CheckLossFit:
+        """The fit :meth:`solution_to_dict` describes (a column it lacks is named)."""
         coef = from_names(payload.get("coef"), data.feature_names)
         return CheckLossFit(coef, float(payload.get("intercept", 0.0)))
 
