@@ -52,7 +52,7 @@ from aidopt.exceptions import DataError, SolverCapabilityError
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options
 from aidopt.numerics.rounding import accurate_sum, accurate_weighted_sum, total_weight_up
-from aidopt.solvers.algebra import Problem, Values, sum_squares
+from aidopt.solvers.algebra import Problem, Values, quad_form
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.structures import BoxQP, KernelOneClass
 
@@ -107,16 +107,15 @@ class SVDDModel(KernelDomainModel):
 
     # ------------------------------------------------------------------ the aggregated dual
     def declare(self, agg: DomainAggregate) -> Problem:
-        """The dual max d̄ᵀb − bᵀK̄b s.t. Σ_k b_k = 1, 0 ≤ b_k ≤ C W_k, in factored form
-        (L Lᵀ = K̄): max d̄ᵀb − ‖v‖²  s.t.  v = Lᵀb,  Σ_k b_k = 1,  0 ≤ b_k ≤ C W_k."""
+        """The dual max d̄ᵀb − bᵀK̄b s.t. Σ_k b_k = 1, 0 ≤ b_k ≤ C W_k, with K̄ = L Lᵀ from its
+        eigenvalue factor (positive semidefinite as written). Measured (3,000 and 20,000 blob
+        rows, C = 1 … 0.002): HiGHS certifies it in 10–14 iterations, where the factored form
+        (v = Lᵀb, −‖v‖²) failed in HiGHS' QP solver ("claims optimality, but with primal
+        infeasibilities") from the first or the fourth aggregated problem on."""
         L = agg.factor
         p = Problem("SVDD aggregated dual")
-        v, b = (
-            p.variables("v", L.shape[1]),
-            p.variables("b", L.shape[0], lower=0.0, upper=self._upper(agg)),
-        )
-        p.maximize(agg.diag_mean @ b - sum_squares(v))
-        p.subject_to("expansion", v == L.T @ b)
+        b = p.variables("b", L.shape[0], lower=0.0, upper=self._upper(agg))
+        p.maximize(agg.diag_mean @ b - quad_form(b, L @ L.T))
         p.subject_to("simplex", np.ones(L.shape[0]) @ b == 1.0)
         return p
 

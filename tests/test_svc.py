@@ -144,6 +144,25 @@ def test_svdd_equals_libsvm_one_class_with_nu_one_over_nc(C):
     assert np.mean(np.sign(f_ours[clear]) == np.sign(f_libsvm[clear])) == 1.0
 
 
+@pytest.mark.parametrize("C", [1.0, 0.05, 0.002])
+def test_svdd_by_aid_on_highs_is_certified_and_equals_libsvm(C):
+    """AID on HiGHS (the aggregated dual declared with K̄ = L Lᵀ): certified on blob data where
+    the factored form made HiGHS' QP solver fail from the fourth aggregated problem on, and
+    equal to libsvm's one-class solution of the full problem (ν = 1/(N·C))."""
+    X = _blobs_for_highs(3000)
+    data = FeatureData.from_arrays(X)
+    aid = solve(SVDDModel(C=C), data, solver="highs", tol=0.0)
+    assert aid.status.value == "optimal", aid.message
+    full = solve(SVDDModel(C=C), data, tol=1e-10)  # libsvm on every row (the default route)
+    assert aid.objective == pytest.approx(full.objective, rel=1e-7)
+
+
+def _blobs_for_highs(n: int) -> np.ndarray:
+    rng = np.random.default_rng(15)
+    centres = np.array([[3.0, 3.0], [-2.0, 4.0]])
+    return centres[rng.integers(0, 2, n)] + rng.normal(scale=0.6, size=(n, 2))
+
+
 @pytest.mark.parametrize("nu", [0.05, 0.3])
 def test_lm_ocsvm_equals_libsvm_one_class_with_c_n_over_rho(nu):
     """libsvm's one-class ν-SVM answers α and ρ (decision Σα_i K(x_i, x) − ρ); β = α/ρ meets the
