@@ -125,6 +125,9 @@ _LINEAR = Kernel("linear")
 _SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
 _SAMPLE_POSITIVE = 500
 _MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
+#: a given dual point up to this factor above σ's box is clipped into it (rounding: the points
+#: the solve writes lie within ulps of it); above, it is refused as infeasible
+_CLIPPED = 1.0 + 1e-9
 
 
 def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -230,6 +233,14 @@ class ScoreBins:
     edges: NDArray[np.float64]
 
 
+def _below_c2(c2: float, total_error: float) -> tuple[float, float]:
+    """(c2' ≤ the exact c2, r ≥ the relative error of c1 and c2) for c1, c2 computed as
+    π/(2λ·p), 1/(2λ·n) from totals p, n within ``total_error`` (relatively): two roundings for
+    each constant, two more for the shrink c2' = c2(1 − r') itself."""
+    shrink = quotient_relative_error(4, total_error)
+    return c2 * (1.0 - shrink), quotient_relative_error(2, total_error)
+
+
 def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
     """c1 = π/(2λp), c2 = 1/(2λn) with p, n the total weights of labeled / unlabeled rows."""
     return prior / (2.0 * lam * float(weight[labeled].sum())), 1.0 / (
@@ -321,6 +332,13 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
     def constants(self, data: PUData) -> tuple[float, float]:
         """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem (p, n: total row weights)."""
         return _constants(data.row_weights, data.labeled, self.prior, self.lam)
+
+    def _box(self, data: PUData) -> tuple[NDArray[np.float64], float]:
+        """(σ's box c2'ω rounded down, inside the exact [0, c2ω]; r ≥ c1's relative error) of
+        the data (:func:`_below_c2`: the weights' totals are float sums)."""
+        total_error = 0.0 if data.weight is None else sum_relative_error(data.n)
+        c2_low, relative = _below_c2(self.constants(data)[1], total_error)
+        return dual_box(c2_low, data.weight, data.n), relative
 
     def check_data(self, data: PUData) -> None:
         """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
@@ -656,15 +674,16 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         ‖w*‖ ≤ ‖g‖ + √(‖g‖² + 2E), ‖g‖ ≤ π√kmax/λ (from ℓ(f) ≥ πf, which cancels β). Linear
         kernel: w(σ) on all data; other kernels: ‖w(σ)‖² from the centroid Gram (exact for a σ
         proportional to ω on clusters)."""
-        c2 = self.constants(data)[1]
         unl = ~data.labeled
+        box, _ = self._box(data)
         if dual is not None:
-            box = dual_box(c2, data.weight, data.n)
-            sigma = dual.expand(data.n, evaluation.regime)
-            if sigma.size and (
-                sigma.min() < 0.0 or np.any(sigma > box) or np.any(sigma[~unl] != 0)
+            given = dual.expand(data.n, evaluation.regime)
+            if given.size and (
+                given.min() < 0.0 or np.any(given > box * _CLIPPED) or np.any(given[~unl] != 0)
             ):
+                c2 = self.constants(data)[1]
                 raise ValueError(f"the dual point leaves its box [0, {c2:g} ω] (or is set on P)")
+            sigma = np.minimum(given, box)  # within rounding of the box: clipped into it
             norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma)
             return self._bound_at(data, sigma, evaluation, upper, norm_sq, "the given dual point")
         part = solution.partition
@@ -675,10 +694,13 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         if solution.cluster_sigma is None:
             return None
         totals = part.weights(data.weight)
-        sigma = np.where(unl, (solution.cluster_sigma / totals)[part.labels] * data.row_weights, 0)
-        sigma = np.clip(sigma, 0.0, dual_box(c2, data.weight, data.n))
+        spread = np.where(unl, (solution.cluster_sigma / totals)[part.labels] * data.row_weights, 0)
+        sigma = np.clip(spread, 0.0, box)
+        # ‖w(σ)‖² is the aggregate's, at the exact spread: σ differs from it by the spread's two
+        # roundings and by the clipping, which moves w by at most that mass × √kmax
+        moved = float(np.sum(spread - sigma)) + quotient_relative_error(2) * float(spread.sum())
         source = "dual (6) at the aggregated σ spread over the unlabeled entries, on all data"
-        return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source)
+        return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source, moved)
 
     def _linear_bound(self, data, solution, evaluation, upper, aggregate) -> Bound | None:
         """:meth:`lower_bound` for the linear kernel: the chunked pass's hooks on one block."""
@@ -700,17 +722,19 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         sigma = self._sigma_of_rows(data, per_row[:, 0])
         return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
 
-    def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source) -> Bound:
-        """The bound of :meth:`lower_bound` at a per-entry σ ≤ c2ω (``norm_sq``: ‖w(σ)‖² of a
-        kernel expansion; None: w(σ) summed from the rows — linear kernel)."""
+    def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source, moved=0.0) -> Bound:
+        """The bound of :meth:`lower_bound` at a per-entry σ in :meth:`_box` (``norm_sq``:
+        ‖w(σ)‖² of a kernel expansion, for a σ within ``moved`` (Σ|Δσ|) of the one it was
+        computed at; None: w(σ) summed from the rows — linear kernel). c1's error r moves w
+        by at most r·π/(2λ)·√kmax."""
         c1, c2 = self.constants(data)
+        box, relative = self._box(data)  # σ ≤ box ≤ the exact c2ω: min(σ, box − σ) ≤ the exact
         unl = ~data.labeled
-        box = dual_box(c2, data.weight, data.n)  # σ ≤ box: clipped or checked
         concave = [(box_distance(sigma, box)[unl], 0.0)]
         if norm_sq is None:
             alpha = np.where(data.labeled, c1 * data.row_weights, -sigma)
             terms = dual_sums(data.X, concave, alpha, max(c1, c2), sigma, weight=data.weight)
-            bound = self.bound_from_terms(terms, 0.0, 0, upper, source, data.feature_names)
+            bound = self.bound_from_terms(terms, relative, 0, upper, source, data.feature_names)
         else:
             kmax, entry = self._kernel_max(data), kernel_entry_error(self.kernel, data.X)
             value, value_error = accurate_sum(concave[0][0])
@@ -718,11 +742,14 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
             mass = product_up(c1, total_weight_up(data.row_weights[data.labeled])) + sum_sigma
             target, target_error, beta_bound = self._offset(kmax, upper)
             residual, residual_error = minus(sum_sigma, sum_error, target, target_error)
+            quad_error = quadratic_form_error(mass, data.n, kmax, entry)
+            shift = product_up(relative * (target + target_error) + moved, np.sqrt(kmax))
+            norm_up = np.sqrt(max(norm_sq, 0.0) + quad_error)
             bound = ridge_dual_bound(
                 value,
                 value_error,
                 norm_sq,
-                quadratic_form_error(mass, data.n, kmax, entry),
+                quad_error + shift * (2 * norm_up + shift),
                 source,
                 residual=residual,
                 residual_error=residual_error,
@@ -846,8 +873,7 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         shrunk by its error bound (≤ the true c2: the box and min(σ, c2ω − σ) stay valid).
         The context is the relative error bound of c1."""
         c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
-        relative = quotient_relative_error(2, agg.total_error)  # (2λ·p), then π/(…)
-        c2_low = c2 * (1.0 - relative)
+        c2_low, relative = _below_c2(c2, agg.total_error)
         candidates = []
         if solution.cluster_sigma is not None and solution.cluster_sigma.shape == agg.weight.shape:
             candidates.append((solution.cluster_sigma, "the aggregated σ"))

@@ -116,3 +116,33 @@ def test_sparse_x_equals_dense_and_the_kernel_refuses_it():
     with pytest.raises(DataError, match="needs dense X"):
         rbf = PUModel(prior=PRIOR, lam=LAM, kernel=RBF)
         solve(rbf, PUData.from_arrays(sp.csr_matrix(X), labeled))
+
+
+def test_the_dual_box_lies_inside_the_exact_one_whatever_the_weights():
+    """σ's box c2'ω (c2 = 1/(2λn), n = Σ_U ω_i a float sum) is inside the exact box [0, c2ω] in
+    rational arithmetic, on the solve's path (the aggregate's candidates) and on the path of
+    ``aidopt verify`` (the data's): c2 computed from rounded totals may exceed the exact one,
+    and a σ at the computed box would leave the dual's domain."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(3)
+    for draw in range(40):
+        n = int(rng.integers(50, 400))
+        X = rng.normal(size=(n, 2))
+        labels = (rng.random(n) < 0.3).astype(float)
+        labels[:2] = [1.0, 0.0]
+        weight = rng.lognormal(0.0, 2.0, n) * 10.0 ** rng.integers(-6, 7)
+        data = PUData.from_arrays(X, labels, weight=weight)
+        lam = float(rng.uniform(1e-3, 1.0))
+        model = PUModel(prior=0.4, lam=lam)
+        exact_n = sum(Fraction(float(w)) for w in weight[labels == 0])
+        exact_c2 = 1 / (2 * Fraction(lam) * exact_n)
+        box, _ = model._box(data)
+        unl = np.flatnonzero(labels == 0)
+        assert all(Fraction(float(box[i])) <= exact_c2 * Fraction(float(weight[i])) for i in unl)
+        part = model.initial_partition(data, 0.2, rng)
+        agg = model.aggregate(data, part)
+        fit = AIDSolver(model, solver="usmo", max_iter=1).solve(data).solution
+        candidates, _ = model.bound_candidates(agg, fit)
+        for d, _what in candidates:
+            assert Fraction(float(d[0, 2])) <= exact_c2, draw
