@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.options import Option
-from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.certificate import Bound, DualPoint, below, clipped_into, dual_box
 from aidopt.core.contract import Evaluation, Previous
 from aidopt.core.kernel_domain import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.data.containers import FeatureData
@@ -69,6 +69,8 @@ from aidopt.numerics.kernels import (
 from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_weighted_sum,
+    quotient_relative_error,
+    ratio,
     sum_relative_error,
     total_weight_up,
 )
@@ -181,24 +183,33 @@ class KernelOneClassModel(KernelDomainModel):
         aggregate: Any = None,
     ) -> Bound | None:
         """Weak duality for (1): J* ≥ Σ_i α_i − ½ αᵀKα at α_i ∈ [0, Cω_i/N]; α̂_i = a_k ω_i/W_k
-        spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄).
-        With row weights the box is rounded down into the exact one and the spread is scaled
-        by 1 − δ, δ = (n + 2)ε, which the float sums W_k may need (a loss ≤ δ Σα̂)."""
-        top = dual_box(self.C / data.total_weight, data.weight, data.n)
+        spread from the clusters gives Σα̂ = Σa and α̂ᵀKα̂ = aᵀK̄a (the solution's own w̄). The
+        box's scale C/N is rounded below the exact one (:func:`~aidopt.core.certificate.below`)
+        and α clipped into it; ‖w‖² is that of the exact spread (or of the given point), so
+        what the spread's rounding (float W_k with row weights) and the clipping moved α by,
+        m = Σ|Δα_i|·√kmax, costs ½m(2‖w‖ + m)."""
+        weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)  # of N
+        scale, relative = ratio(self.C, data.total_weight, weight_error)
+        top = dual_box(below(scale, relative), data.weight, data.n)
+        box_text = f"[0, {self.C:g} ω_i/N]"
         if dual is None:
-            alpha = np.minimum(solution.entry_duals(data.weight), top)
+            spread = solution.entry_duals(data.weight)
+            alpha = clipped_into(spread, top, relative, box_text)
+            moved = float(np.sum(spread - alpha))
+            moved += quotient_relative_error(2, weight_error) * float(spread.sum())
             source = "dual of (1) at the aggregated dual spread over the entries, on all data"
         else:
-            alpha = dual.expand(data.n, None)
+            given = dual.expand(data.n, None)
+            alpha = clipped_into(given, top, relative, box_text)
+            moved = float(np.sum(given - alpha))
             source = "dual of (1) at the given dual point"
-        if alpha.size and (alpha.min() < 0.0 or np.any(alpha > top)):
-            raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i/N]")
         total, total_error = accurate_sum(alpha)
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         value = total - 0.5 * solution.norm_sq
-        allowance = total_error + 0.5 * self.quad_error(solution.domain, data.n, kmax, entry)
-        if dual is None and data.weight is not None:
-            allowance += sum_relative_error(data.n + 2) * (total + total_error)
+        quad_error = self.quad_error(solution.domain, data.n, kmax, entry)
+        shift = moved * np.sqrt(kmax)
+        norm_up = np.sqrt(max(solution.norm_sq, 0.0) + quad_error)
+        allowance = total_error + 0.5 * (quad_error + shift * (2 * norm_up + shift))
         support = np.flatnonzero(alpha)
         point = DualPoint(None, support.astype(np.int64), alpha[support])
         return Bound(value - allowance, source, point, value, allowance)

@@ -64,8 +64,10 @@ from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
+    below,
     best_with_dual,
     box_distance,
+    clipped_into,
     dual_box,
     plus_half_squared_norm,
     repair_equalities,
@@ -125,9 +127,6 @@ _LINEAR = Kernel("linear")
 _SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
 _SAMPLE_POSITIVE = 500
 _MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
-#: a given dual point up to this factor above σ's box is clipped into it (rounding: the points
-#: the solve writes lie within ulps of it); above, it is refused as infeasible
-_CLIPPED = 1.0 + 1e-9
 
 
 def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -235,10 +234,10 @@ class ScoreBins:
 
 def _below_c2(c2: float, total_error: float) -> tuple[float, float]:
     """(c2' ≤ the exact c2, r ≥ the relative error of c1 and c2) for c1, c2 computed as
-    π/(2λ·p), 1/(2λ·n) from totals p, n within ``total_error`` (relatively): two roundings for
-    each constant, two more for the shrink c2' = c2(1 − r') itself."""
-    shrink = quotient_relative_error(4, total_error)
-    return c2 * (1.0 - shrink), quotient_relative_error(2, total_error)
+    π/(2λ·p), 1/(2λ·n) from totals p, n within ``total_error`` (relatively): two roundings
+    each (:func:`aidopt.core.certificate.below`)."""
+    relative = quotient_relative_error(2, total_error)
+    return below(c2, relative), relative
 
 
 def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
@@ -675,15 +674,13 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         kernel: w(σ) on all data; other kernels: ‖w(σ)‖² from the centroid Gram (exact for a σ
         proportional to ω on clusters)."""
         unl = ~data.labeled
-        box, _ = self._box(data)
+        box, relative = self._box(data)
         if dual is not None:
             given = dual.expand(data.n, evaluation.regime)
-            if given.size and (
-                given.min() < 0.0 or np.any(given > box * _CLIPPED) or np.any(given[~unl] != 0)
-            ):
-                c2 = self.constants(data)[1]
-                raise ValueError(f"the dual point leaves its box [0, {c2:g} ω] (or is set on P)")
-            sigma = np.minimum(given, box)  # within rounding of the box: clipped into it
+            if np.any(given[~unl] != 0):
+                raise ValueError("the dual point is set on labeled positives (σ lives on U)")
+            c2 = self.constants(data)[1]
+            sigma = clipped_into(given, box, relative, f"[0, {c2:g} ω]")
             norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma)
             return self._bound_at(data, sigma, evaluation, upper, norm_sq, "the given dual point")
         part = solution.partition

@@ -188,3 +188,29 @@ def test_kernel_sums_kept_across_splits_equal_a_fresh_computation(weighted):
     S[partition.labels, np.arange(300)] = 1.0 if omega is None else omega
     np.testing.assert_allclose(T, S @ expected.T, rtol=1e-12, atol=1e-12)
     assert buffer.shape[0] > 4  # the buffer grew past C^0's rows
+
+
+@pytest.mark.parametrize("model", [OneClassSVMModel(C=2.0), KernelOneClassModel(C=2.0, gamma=0.5)])
+def test_the_certificates_dual_point_lies_in_the_exact_box(model):
+    """α_i ≤ C ω_i / N in rational arithmetic for the dual point of every certificate, weighted
+    and not: C/N from the float total N (and C/n itself, rounded) can exceed the exact C/N,
+    and a dual point at the computed box would leave the dual's domain."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(8)
+    for draw in range(12):
+        n = int(rng.integers(60, 200))
+        X = rng.normal(size=(n, 2)) + 2.0
+        weight = None if draw % 3 == 0 else rng.lognormal(0.0, 2.0, n) * 10.0 ** rng.integers(-5, 6)
+        data = FeatureData.from_arrays(X, weight=weight)
+        solver = "boxqp" if isinstance(model, KernelOneClassModel) else None
+        result = AIDSolver(model, solver=solver, tol=0.0).solve(data)
+        point = result.certificate.dual
+        assert point is not None, result.message
+        alpha = point.expand(n, model.evaluate(data, result.solution).regime)
+        w = np.ones(n) if weight is None else weight
+        exact_scale = Fraction(2.0) / sum(Fraction(float(v)) for v in w)
+        assert all(
+            Fraction(float(a)) <= exact_scale * Fraction(float(wi))
+            for a, wi in zip(alpha, w, strict=True)
+        ), draw

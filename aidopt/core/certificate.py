@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.numerics.rounding import EPS
+from aidopt.numerics.rounding import EPS, quotient_relative_error
 
 __all__ = [
     "GAP_FLOOR",
@@ -44,8 +44,10 @@ __all__ = [
     "Bound",
     "Certificate",
     "DualPoint",
+    "below",
     "best_with_dual",
     "box_distance",
+    "clipped_into",
     "cluster_duals",
     "dual_box",
     "plus_half_squared_norm",
@@ -83,6 +85,27 @@ def ridge_dual_bound(
     allowance = value_error + 0.5 * norm_sq_error + EPS * (abs(value) + 0.5 * abs(norm_sq))
     charge = offset_bound * (abs(residual) + residual_error) * (1 + 8 * EPS)
     return Bound(dual_value - allowance - charge, source, None, dual_value, allowance + charge)
+
+
+def below(value: float, relative: float) -> float:
+    """A float at most the exact number that ``value`` approximates within ``relative``
+    (relatively): value·(1 − r), r covering ``relative`` and the two roundings of this shrink
+    (:func:`aidopt.numerics.rounding.quotient_relative_error`). The scale of a dual box that is
+    computed from rounded totals (C/N, c2 = 1/(2λn)) goes through it."""
+    return value * (1.0 - quotient_relative_error(2, relative))
+
+
+def clipped_into(
+    x: NDArray[np.float64], box: NDArray[np.float64], relative: float, what: str
+) -> NDArray[np.float64]:
+    """A given dual point x ≥ 0 clipped into its box (from :func:`below`): the solve computed the
+    same box from its own rounded totals, within ``relative`` of the exact one as this one, so
+    its points may lie a few ``relative`` above; clipping them keeps a feasible point whose bound
+    is then recomputed. A point further out, or negative, is refused (ValueError naming
+    ``what``, the box in words)."""
+    if x.size and (x.min() < 0.0 or np.any(x > box * (1.0 + 4.0 * relative + 8.0 * EPS))):
+        raise ValueError(f"the dual point leaves its box {what}")
+    return np.minimum(x, box)
 
 
 def box_distance(sigma: NDArray[np.float64], box: NDArray[np.float64]) -> NDArray[np.float64]:
