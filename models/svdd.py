@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.options import Option
-from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.certificate import Bound, DualPoint, clipped_into, dual_box
 from aidopt.core.contract import Evaluation, Previous
 from aidopt.core.kernel_domain import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.data.containers import FeatureData
@@ -51,7 +51,13 @@ from aidopt.data.one_class import BLOBS
 from aidopt.exceptions import DataError, SolverCapabilityError
 from aidopt.numerics.kernel_expansion import Domain
 from aidopt.numerics.kernels import kernel_model_options
-from aidopt.numerics.rounding import accurate_sum, accurate_weighted_sum, total_weight_up
+from aidopt.numerics.rounding import (
+    accurate_sum,
+    accurate_weighted_sum,
+    quotient_relative_error,
+    sum_relative_error,
+    total_weight_up,
+)
 from aidopt.solvers.algebra import Problem, Values, quad_form
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.structures import BoxQP, KernelOneClass
@@ -202,22 +208,35 @@ class SVDDModel(KernelDomainModel):
         """Weak duality for (P) at β with 0 ≤ β_i ≤ Cω_i: E* ≥ Σβ_i K_ii − βᵀKβ + R²(1 − Σβ)
         for the optimal R² ∈ [0, 4·max K_ii]; β_i = b_k ω_i/W_k gives Σβ_i K_ii = Σ b_k d̄_k
         and βᵀKβ = bᵀK̄b exactly, and |1 − Σβ| is rounding only (with row weights the box is
-        rounded down into the exact one; what that takes from Σβ is in |1 − Σβ|)."""
+        rounded down into the exact one; what that takes from Σβ is in |1 − Σβ|). βᵀKβ is that
+        of the exact spread (or of the given point): what the spread's rounding and the
+        clipping moved β by, m = Σ|Δβ_i|·√kmax, costs m(2‖ā‖ + m); each β_i K_ii is one
+        rounded product of a computed K_ii."""
         kernel = self.kernel_for(data.m)
         top = dual_box(self.C, data.weight, data.n)
+        weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)  # of the W_k
         if dual is None:
-            beta = np.minimum(solution.entry_duals(data.weight), top)
+            spread = solution.entry_duals(data.weight)
+            beta = np.minimum(spread, top)
+            moved = float(np.sum(spread - beta))
+            moved += quotient_relative_error(2, weight_error) * float(spread.sum())
             source = "SVDD dual at the aggregated dual spread over the entries, on all data"
         else:
-            beta = dual.expand(data.n, None)
+            given = dual.expand(data.n, None)
+            beta = clipped_into(given, top, 0.0, f"[0, {self.C:g} ω_i]")  # C is exact
+            moved = float(np.sum(given - beta))
             source = "SVDD dual at the given dual point"
-        if beta.size and (beta.min() < 0.0 or np.any(beta > top)):
-            raise ValueError(f"the dual point leaves its box [0, {self.C:g} ω_i]")
-        linear, linear_error = accurate_sum(beta * kernel.diag(data.X))
-        total, total_error = accurate_sum(beta)
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
+        products = beta * kernel.diag(data.X)
+        linear, linear_error = accurate_sum(products)
+        linear_error += quotient_relative_error(1) * float(np.abs(products).sum())
+        linear_error += entry * float(beta.sum())
+        total, total_error = accurate_sum(beta)
         value = linear - solution.norm_sq
-        allowance = linear_error + self.quad_error(solution.domain, data.n, kmax, entry)
+        quad_error = self.quad_error(solution.domain, data.n, kmax, entry)
+        shift = moved * np.sqrt(kmax)
+        norm_up = np.sqrt(max(solution.norm_sq, 0.0) + quad_error)
+        allowance = linear_error + quad_error + shift * (2 * norm_up + shift)
         allowance += 4.0 * kmax * (abs(1.0 - total) + total_error)
         support = np.flatnonzero(beta)
         point = DualPoint(None, support.astype(np.int64), beta[support])

@@ -81,6 +81,7 @@ from aidopt.numerics.kernels import (
 from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_weighted_sum,
+    quotient_relative_error,
     sum_relative_error,
     total_weight_up,
 )
@@ -366,10 +367,11 @@ class KernelSVMModel(
         b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0) * kmax)
         allowance = total_error + self._quad_error(solution, data, kmax, self.kernel_error(data))
         allowance += (abs(rho) + rho_error) * b_bound
-        if dual is None and data.weight is not None:
-            # ᾱ_k ≤ M fl(W_k) ≤ M W_k (1 + δ), δ = (n + 2)ε: (1 − δ)ᾱ is in the exact box and
-            # D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
-            allowance += sum_relative_error(data.n) * (total + total_error)
+        if dual is None:
+            # ᾱ_k ≤ fl(M fl(W_k)) ≤ M W_k (1 + δ), δ the product's rounding and W_k's (row
+            # weights: float sums): (1 − δ)ᾱ is in the exact box, D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
+            weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)
+            allowance += quotient_relative_error(1, weight_error) * (total + total_error)
         support = np.flatnonzero(entries)
         point = DualPoint(None, support.astype(np.int64), entries[support])
         return Bound(dual_value - allowance, source, point, dual_value, allowance)
