@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -477,6 +478,11 @@ class QuantileModel(LADModel):
 
     def costs(self) -> tuple[float, float]:
         return self.quantile, 1.0 - self.quantile
+
+    def cost_error(self) -> float:
+        """|fl(1 − τ) − (1 − τ)| (0 for τ ≥ ½, where the subtraction is exact), doubled."""
+        exact = 1 - Fraction(self.quantile)
+        return 2.0 * float(abs(Fraction(1.0 - self.quantile) - exact))
 
 
 MODEL = LADModel

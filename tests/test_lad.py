@@ -389,3 +389,23 @@ def test_a_dominated_candidate_is_dropped_and_incomparable_ones_kept():
     assert [what for _, what in kept] == ["a", "c"]
     twins = model._promising([(good, "a"), (good.copy(), "b")], S, y_sum, gram)
     assert [what for _, what in twins] == ["a"]
+
+
+def test_quantile_costs_state_how_far_the_float_costs_are_from_exact():
+    """c⁻ = fl(1 − τ) differs from the exact 1 − τ for some τ < ½ (the certificate charges the
+    difference); for τ ≥ ½ the subtraction is exact (Sterbenz) and nothing is charged."""
+    from fractions import Fraction
+
+    from aidopt.models.lad import QuantileModel
+
+    differ = 0
+    for tau in np.linspace(0.01, 0.99, 99):
+        model = QuantileModel(float(tau))
+        c_plus, c_minus = model.costs()
+        gap = abs(Fraction(c_minus) - (1 - Fraction(float(tau))))
+        assert Fraction(model.cost_error()) >= gap
+        assert c_plus == float(tau)
+        if tau >= 0.5:
+            assert model.cost_error() == 0.0
+        differ += gap > 0
+    assert differ > 0  # the case the charge is for exists

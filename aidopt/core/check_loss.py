@@ -164,6 +164,12 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
         """(c⁺, c⁻): the costs of a positive and a negative residual."""
         raise NotImplementedError
 
+    def cost_error(self) -> float:
+        """δ ≥ |ĉ − c| for both float costs ĉ of exact costs c (0: exact). The evaluation and
+        the dual box use ĉ; E of the exact problem is at most Ê + δ Σ w|r|, and a dual point up
+        to δ outside the exact box costs at most δ Σ w|r*| ≤ δ E*/min c: both are charged."""
+        return 0.0
+
     def split_regime(
         self, size: NDArray[np.float64], regime: NDArray, offset: int, whole: Any
     ) -> NDArray | None:
@@ -350,8 +356,11 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
             ) * (1 + sum_relative_error(rows.n))
             sum_error += 2 * EPS * loss_sum  # the products c·r_i·w_i
         residual_error = (rows.m + 3) * EPS * scale * max(c_plus, c_minus)
+        error = sum_error + residual_error
+        if delta := self.cost_error():  # Σ w|r| ≤ (Ê + its error)/min ĉ, with room for δ
+            error += 2 * delta * (abs(objective) + error) / min(c_plus, c_minus)
         finer = self.split_regime(size, regime, offset, whole)
-        return Evaluation(objective, regime, finer, sum_error + residual_error), terms
+        return Evaluation(objective, regime, finer, error), terms
 
     def solution_to_dict(self, data: RegressionData, solution: CheckLossFit) -> dict[str, Any]:
         """β by column name, and β₀."""
@@ -562,6 +571,8 @@ class CheckLossModel(BlockPass, AggregatedModel[RegressionData, CheckLossAggrega
         root_w_min = float(np.sqrt(terms.w_min)) * (1.0 - 2 * EPS)
         beta_bound = (norm_y + max(upper, 0.0) / (min(c_plus, c_minus) * root_w_min)) / np.sqrt(lam)
         allowance = terms.value_error + beta_bound * residual
+        if delta := self.cost_error():  # the box of the float costs (:meth:`cost_error`)
+            allowance += 2 * delta * max(upper, 0.0) / min(c_plus, c_minus)
         source = f"LP dual of (2) at {source}"
         return Bound(terms.value - allowance, source, None, terms.value, allowance)
 
