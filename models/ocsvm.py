@@ -39,10 +39,10 @@ from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    below,
     clipped_into,
     dual_box,
     plus_half_squared_norm,
+    ratio_below,
     repair_equalities,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
@@ -220,8 +220,8 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         (:meth:`bound_candidates`); the larger bound is kept.
         """
         if dual is not None:
-            total_error = 0.0 if data.weight is None else sum_relative_error(data.n)
-            scale, relative = self._box(data.total_weight, total_error)
+            total_error = data.weight_sums_error
+            scale, relative = ratio_below(self.C, data.total_weight, total_error)
             given = dual.expand(data.n, evaluation.regime)
             top = dual_box(scale, data.weight, data.n)
             alpha = clipped_into(given, top, relative, f"[0, {self.C:g} ω_i/N]")
@@ -242,7 +242,7 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         """The cluster duals per unit weight s_k = a_k/W_k ∈ [0, C/N] to spread over the
         entries: the dual complementary slackness gives w̄ and the solver's, each with what it
         is (N's rounding error, when it has one, shrinks the box)."""
-        cap, _ = self._box(agg.total, agg.total_error)
+        cap, _ = ratio_below(self.C, agg.total, agg.total_error)
         candidates = [
             (self._a_from_primal(agg, solution), "the dual complementary slackness gives w̄")
         ]
@@ -252,12 +252,6 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
             (np.clip(a / agg.weight, 0.0, cap), f"dual of (1) at {what} spread over the entries")
             for a, what in candidates
         ], None
-
-    def _box(self, total: float, total_error: float) -> tuple[float, float]:
-        """(C/N rounded below the exact C/N, the relative error bound of C/N) for N = ``total``
-        within ``total_error`` (relatively) of Σ ω_i."""
-        scale, relative = ratio(self.C, total, total_error)
-        return below(scale, relative), relative
 
     def _a_from_primal(self, agg: Aggregate, solution: Solution) -> NDArray[np.float64]:
         xbar = agg.xbar

@@ -57,7 +57,15 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.options import Option
-from aidopt.core.certificate import Bound, DualPoint, below, clipped_into, dual_box
+from aidopt.core.certificate import (
+    Bound,
+    DualPoint,
+    clipped_into,
+    dual_box,
+    moved_mass,
+    ratio_below,
+    shifted_norm_error,
+)
 from aidopt.core.contract import Evaluation, Previous
 from aidopt.core.kernel_domain import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.data.containers import FeatureData
@@ -69,9 +77,8 @@ from aidopt.numerics.kernels import (
 from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_weighted_sum,
+    product_up,
     quotient_relative_error,
-    ratio,
-    sum_relative_error,
     total_weight_up,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
@@ -188,28 +195,27 @@ class KernelOneClassModel(KernelDomainModel):
         and α clipped into it; ‖w‖² is that of the exact spread (or of the given point), so
         what the spread's rounding (float W_k with row weights) and the clipping moved α by,
         m = Σ|Δα_i|·√kmax, costs ½m(2‖w‖ + m)."""
-        weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)  # of N
-        scale, relative = ratio(self.C, data.total_weight, weight_error)
-        top = dual_box(below(scale, relative), data.weight, data.n)
+        weight_error = data.weight_sums_error  # of N
+        scale, relative = ratio_below(self.C, data.total_weight, weight_error)
+        top = dual_box(scale, data.weight, data.n)
         box_text = f"[0, {self.C:g} ω_i/N]"
         if dual is None:
             spread = solution.entry_duals(data.weight)
             alpha = clipped_into(spread, top, relative, box_text)
-            moved = float(np.sum(spread - alpha))
-            moved += quotient_relative_error(2, weight_error) * float(spread.sum())
+            moved = moved_mass(spread, alpha, quotient_relative_error(2, weight_error))
             source = "dual of (1) at the aggregated dual spread over the entries, on all data"
         else:
             given = dual.expand(data.n, None)
             alpha = clipped_into(given, top, relative, box_text)
-            moved = float(np.sum(given - alpha))
+            moved = moved_mass(given, alpha, 0.0)
             source = "dual of (1) at the given dual point"
         total, total_error = accurate_sum(alpha)
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         value = total - 0.5 * solution.norm_sq
         quad_error = self.quad_error(solution.domain, data.n, kmax, entry)
-        shift = moved * np.sqrt(kmax)
-        norm_up = np.sqrt(max(solution.norm_sq, 0.0) + quad_error)
-        allowance = total_error + 0.5 * (quad_error + shift * (2 * norm_up + shift))
+        shift = product_up(moved, np.sqrt(kmax))
+        moved_error = shifted_norm_error(solution.norm_sq, quad_error, shift)
+        allowance = total_error + 0.5 * (quad_error + moved_error)
         support = np.flatnonzero(alpha)
         point = DualPoint(None, support.astype(np.int64), alpha[support])
         return Bound(value - allowance, source, point, value, allowance)

@@ -48,7 +48,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -69,9 +69,11 @@ from aidopt.core.certificate import (
     box_distance,
     clipped_into,
     dual_box,
+    moved_mass,
     plus_half_squared_norm,
     repair_equalities,
     ridge_dual_bound,
+    shifted_norm_error,
 )
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
@@ -232,6 +234,15 @@ class ScoreBins:
     edges: NDArray[np.float64]
 
 
+class _Limits(NamedTuple):
+    """c1, c2 of the data, σ's box inside the exact one, c1's relative error bound."""
+
+    c1: float
+    c2: float
+    box: NDArray[np.float64]
+    relative: float
+
+
 def _below_c2(c2: float, total_error: float) -> tuple[float, float]:
     """(c2' ≤ the exact c2, r ≥ the relative error of c1 and c2) for c1, c2 computed as
     π/(2λ·p), 1/(2λ·n) from totals p, n within ``total_error`` (relatively): two roundings
@@ -332,12 +343,12 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem (p, n: total row weights)."""
         return _constants(data.row_weights, data.labeled, self.prior, self.lam)
 
-    def _box(self, data: PUData) -> tuple[NDArray[np.float64], float]:
-        """(σ's box c2'ω rounded down, inside the exact [0, c2ω]; r ≥ c1's relative error) of
-        the data (:func:`_below_c2`: the weights' totals are float sums)."""
-        total_error = 0.0 if data.weight is None else sum_relative_error(data.n)
-        c2_low, relative = _below_c2(self.constants(data)[1], total_error)
-        return dual_box(c2_low, data.weight, data.n), relative
+    def _limits(self, data: PUData) -> _Limits:
+        """c1, c2 of the data, σ's box c2'ω rounded down inside the exact [0, c2ω], and r ≥ c1's
+        relative error (:func:`_below_c2`: the weights' totals are float sums)."""
+        c1, c2 = self.constants(data)
+        c2_low, relative = _below_c2(c2, data.weight_sums_error)
+        return _Limits(c1, c2, dual_box(c2_low, data.weight, data.n), relative)
 
     def check_data(self, data: PUData) -> None:
         """A sparse X only with the linear kernel (kernel blocks are dense anyway)."""
@@ -674,15 +685,16 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         kernel: w(σ) on all data; other kernels: ‖w(σ)‖² from the centroid Gram (exact for a σ
         proportional to ω on clusters)."""
         unl = ~data.labeled
-        box, relative = self._box(data)
+        limits = self._limits(data)
         if dual is not None:
             given = dual.expand(data.n, evaluation.regime)
             if np.any(given[~unl] != 0):
                 raise ValueError("the dual point is set on labeled positives (σ lives on U)")
-            c2 = self.constants(data)[1]
-            sigma = clipped_into(given, box, relative, f"[0, {c2:g} ω]")
-            norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma)
-            return self._bound_at(data, sigma, evaluation, upper, norm_sq, "the given dual point")
+            box_text = f"[0, {limits.c2:g} ω]"
+            sigma = clipped_into(given, limits.box, limits.relative, box_text)
+            norm_sq = None if self.linear else self._expansion_norm_sq(data, sigma, limits.c1)
+            source = "the given dual point"
+            return self._bound_at(data, limits, sigma, evaluation, upper, norm_sq, source)
         part = solution.partition
         if part is None:
             return None
@@ -692,12 +704,13 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
             return None
         totals = part.weights(data.weight)
         spread = np.where(unl, (solution.cluster_sigma / totals)[part.labels] * data.row_weights, 0)
-        sigma = np.clip(spread, 0.0, box)
-        # ‖w(σ)‖² is the aggregate's, at the exact spread: σ differs from it by the spread's two
-        # roundings and by the clipping, which moves w by at most that mass × √kmax
-        moved = float(np.sum(spread - sigma)) + quotient_relative_error(2) * float(spread.sum())
+        sigma = np.clip(spread, 0.0, limits.box)
+        # ‖w(σ)‖² is the aggregate's, at the exact spread: σ differs from it by the spread's
+        # roundings (a division by the float W_k, a product) and by the clipping
+        moved = moved_mass(spread, sigma, quotient_relative_error(2, data.weight_sums_error))
         source = "dual (6) at the aggregated σ spread over the unlabeled entries, on all data"
-        return self._bound_at(data, sigma, evaluation, upper, solution.norm_sq, source, moved)
+        norm_sq = solution.norm_sq
+        return self._bound_at(data, limits, sigma, evaluation, upper, norm_sq, source, moved)
 
     def _linear_bound(self, data, solution, evaluation, upper, aggregate) -> Bound | None:
         """:meth:`lower_bound` for the linear kernel: the chunked pass's hooks on one block."""
@@ -716,16 +729,17 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def _cluster_dual_point(self, data, per_row, evaluation) -> DualPoint:
         """The dual point of a candidate of :meth:`bound_candidates` spread over the rows."""
-        sigma = self._sigma_of_rows(data, per_row[:, 0])
+        sigma = weighted_below(per_row[:, 0], data.weight)
         return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
 
-    def _bound_at(self, data, sigma, evaluation, upper, norm_sq, source, moved=0.0) -> Bound:
-        """The bound of :meth:`lower_bound` at a per-entry σ in :meth:`_box` (``norm_sq``:
+    def _bound_at(
+        self, data, limits: _Limits, sigma, evaluation, upper, norm_sq, source, moved=0.0
+    ) -> Bound:
+        """The bound of :meth:`lower_bound` at a per-entry σ in ``limits.box`` (``norm_sq``:
         ‖w(σ)‖² of a kernel expansion, for a σ within ``moved`` (Σ|Δσ|) of the one it was
         computed at; None: w(σ) summed from the rows — linear kernel). c1's error r moves w
         by at most r·π/(2λ)·√kmax."""
-        c1, c2 = self.constants(data)
-        box, relative = self._box(data)  # σ ≤ box ≤ the exact c2ω: min(σ, box − σ) ≤ the exact
+        c1, c2, box, relative = limits  # σ ≤ box ≤ the exact c2ω: min(σ, box − σ) ≤ the exact
         unl = ~data.labeled
         concave = [(box_distance(sigma, box)[unl], 0.0)]
         if norm_sq is None:
@@ -741,12 +755,11 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
             residual, residual_error = minus(sum_sigma, sum_error, target, target_error)
             quad_error = quadratic_form_error(mass, data.n, kmax, entry)
             shift = product_up(relative * (target + target_error) + moved, np.sqrt(kmax))
-            norm_up = np.sqrt(max(norm_sq, 0.0) + quad_error)
             bound = ridge_dual_bound(
                 value,
                 value_error,
                 norm_sq,
-                quad_error + shift * (2 * norm_up + shift),
+                quad_error + shifted_norm_error(norm_sq, quad_error, shift),
                 source,
                 residual=residual,
                 residual_error=residual_error,
@@ -770,9 +783,8 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
         w_bound = g + np.sqrt(g * g + 2.0 * max(upper, 0.0))
         return target, relative * target, 1.0 + w_bound * np.sqrt(kmax)
 
-    def _expansion_norm_sq(self, data: PUData, sigma: NDArray) -> float:
+    def _expansion_norm_sq(self, data: PUData, sigma: NDArray, c1: float) -> float:
         """‖w(σ)‖² = αᵀKα over the rows, α = c1 ω on P, −σ on U (kernel models, verify)."""
-        c1, _ = self.constants(data)
         alpha = np.where(data.labeled, c1 * data.row_weights, -sigma)
         support = np.flatnonzero(alpha)
         Xs = data.X[support]
@@ -887,17 +899,12 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
             out.append((d, f"dual (6) at {what} spread over the unlabeled entries"))
         return out, relative
 
-    @staticmethod
-    def _sigma_of_rows(rows: PUData, s: NDArray[np.float64]) -> NDArray[np.float64]:
-        """σ_u = s_u ω_u, the product rounded down by 2ε (s unweighted; 0 on P)."""
-        return weighted_below(s, rows.weight)
-
     def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> DualSums:
         """The row sums of the bound of :meth:`lower_bound` on the block ``rows`` at the
         per-row (σ/ω, α/ω, c2') of :meth:`bound_candidates`: Σ_U min(σ, c2'ω − σ) (exact, σ and
         the box rounded down), w(σ) = Σ α_i x_i and Σσ (:func:`~aidopt.core.dual_sums.
         dual_sums`)."""
-        sigma = self._sigma_of_rows(rows, d[:, 0])
+        sigma = weighted_below(d[:, 0], rows.weight)  # σ = s∘ω, rounded down
         alpha = (
             d[:, 1]
             if rows.weight is None

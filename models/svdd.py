@@ -43,7 +43,14 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.options import Option
-from aidopt.core.certificate import Bound, DualPoint, clipped_into, dual_box
+from aidopt.core.certificate import (
+    Bound,
+    DualPoint,
+    clipped_into,
+    dual_box,
+    moved_mass,
+    shifted_norm_error,
+)
 from aidopt.core.contract import Evaluation, Previous
 from aidopt.core.kernel_domain import DomainAggregate, DomainSolution, KernelDomainModel
 from aidopt.data.containers import FeatureData
@@ -54,8 +61,8 @@ from aidopt.numerics.kernels import kernel_model_options
 from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_weighted_sum,
+    product_up,
     quotient_relative_error,
-    sum_relative_error,
     total_weight_up,
 )
 from aidopt.solvers.algebra import Problem, Values, quad_form
@@ -214,17 +221,16 @@ class SVDDModel(KernelDomainModel):
         rounded product of a computed K_ii."""
         kernel = self.kernel_for(data.m)
         top = dual_box(self.C, data.weight, data.n)
-        weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)  # of the W_k
+        weight_error = data.weight_sums_error  # of the W_k
         if dual is None:
             spread = solution.entry_duals(data.weight)
             beta = np.minimum(spread, top)
-            moved = float(np.sum(spread - beta))
-            moved += quotient_relative_error(2, weight_error) * float(spread.sum())
+            moved = moved_mass(spread, beta, quotient_relative_error(2, weight_error))
             source = "SVDD dual at the aggregated dual spread over the entries, on all data"
         else:
             given = dual.expand(data.n, None)
             beta = clipped_into(given, top, 0.0, f"[0, {self.C:g} ω_i]")  # C is exact
-            moved = float(np.sum(given - beta))
+            moved = moved_mass(given, beta, 0.0)
             source = "SVDD dual at the given dual point"
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         products = beta * kernel.diag(data.X)
@@ -234,9 +240,10 @@ class SVDDModel(KernelDomainModel):
         total, total_error = accurate_sum(beta)
         value = linear - solution.norm_sq
         quad_error = self.quad_error(solution.domain, data.n, kmax, entry)
-        shift = moved * np.sqrt(kmax)
-        norm_up = np.sqrt(max(solution.norm_sq, 0.0) + quad_error)
-        allowance = linear_error + quad_error + shift * (2 * norm_up + shift)
+        shift = product_up(moved, np.sqrt(kmax))
+        allowance = (
+            linear_error + quad_error + shifted_norm_error(solution.norm_sq, quad_error, shift)
+        )
         allowance += 4.0 * kmax * (abs(1.0 - total) + total_error)
         support = np.flatnonzero(beta)
         point = DualPoint(None, support.astype(np.int64), beta[support])

@@ -50,6 +50,7 @@ from aidopt.core.certificate import (
     Bound,
     DualPoint,
     best_with_dual,
+    cluster_duals,
     plus_half_squared_norm,
     repair_equalities,
 )
@@ -63,7 +64,6 @@ from aidopt.data.svm import GENERATOR
 from aidopt.models.svm_kernel import KernelSVMModel
 from aidopt.models.svm_parts import (
     SVMData,
-    cluster_duals,
     dual_alpha,
     optimal_intercept,
     per_class_partition,
@@ -88,7 +88,6 @@ __all__ = [
     "SVMData",
     "SVMModel",
     "SVMSolution",
-    "cluster_duals",
     "optimal_intercept",
     "per_class_partition",
     "stratified_sample",

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     pass
 
 from aidopt.common.options import Option
-from aidopt.core.certificate import Bound, DualPoint, dual_box
+from aidopt.core.certificate import Bound, DualPoint, cluster_duals, dual_box
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
 from aidopt.core.kernel_aggregate import LazyGram, refreshed_gram_sums
 from aidopt.core.partition import Partition
@@ -62,7 +62,6 @@ from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
 from aidopt.models.svm_parts import (
     SVMData,
-    cluster_duals,
     dual_alpha,
     optimal_intercept,
     per_class_partition,
@@ -370,7 +369,7 @@ class KernelSVMModel(
         if dual is None:
             # ᾱ_k ≤ fl(M fl(W_k)) ≤ M W_k (1 + δ), δ the product's rounding and W_k's (row
             # weights: float sums): (1 − δ)ᾱ is in the exact box, D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
-            weight_error = 0.0 if data.weight is None else sum_relative_error(data.n)
+            weight_error = data.weight_sums_error
             allowance += quotient_relative_error(1, weight_error) * (total + total_error)
         support = np.flatnonzero(entries)
         point = DualPoint(None, support.astype(np.int64), entries[support])

@@ -1,13 +1,13 @@
 """What the linear and the kernel SVM share (``models/svm.py``, ``models/svm_kernel.py``): the
-data, the per-class initial clusters, the dual program of (9)/(21), the best intercept for a
-fixed w, and the spread of the cluster duals over the entries (the dual recovery of §3.2)."""
+data, the per-class initial clusters, the dual program of (9)/(21) and the best intercept for a
+fixed w (the spread of the cluster duals over the entries, §3.2, is
+:func:`aidopt.core.certificate.cluster_duals`)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.core.certificate import cluster_duals
 from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
 from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import BinaryData
@@ -16,7 +16,6 @@ from aidopt.solvers.structures import feasible_dual
 
 __all__ = [
     "SVMData",
-    "cluster_duals",
     "dual_alpha",
     "optimal_intercept",
     "per_class_partition",

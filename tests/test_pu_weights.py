@@ -137,7 +137,7 @@ def test_the_dual_box_lies_inside_the_exact_one_whatever_the_weights():
         model = PUModel(prior=0.4, lam=lam)
         exact_n = sum(Fraction(float(w)) for w in weight[labels == 0])
         exact_c2 = 1 / (2 * Fraction(lam) * exact_n)
-        box, _ = model._box(data)
+        box = model._limits(data).box
         unl = np.flatnonzero(labels == 0)
         assert all(Fraction(float(box[i])) <= exact_c2 * Fraction(float(weight[i])) for i in unl)
         part = model.initial_partition(data, 0.2, rng)

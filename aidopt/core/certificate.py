@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.numerics.rounding import EPS, quotient_relative_error
+from aidopt.numerics.rounding import EPS, quotient_relative_error, ratio, weighted_below
 
 __all__ = [
     "GAP_FLOOR",
@@ -50,10 +50,13 @@ __all__ = [
     "clipped_into",
     "cluster_duals",
     "dual_box",
+    "moved_mass",
     "plus_half_squared_norm",
+    "ratio_below",
     "relative_gap",
     "repair_equalities",
     "ridge_dual_bound",
+    "shifted_norm_error",
 ]
 
 #: the tightest relative gap a certificate is asked for, for every model: the rounding
@@ -95,6 +98,13 @@ def below(value: float, relative: float) -> float:
     return value * (1.0 - quotient_relative_error(2, relative))
 
 
+def ratio_below(a: float, b: float, b_relative: float) -> tuple[float, float]:
+    """(a/b rounded below the exact a/b, r ≥ the computed a/b's relative error) for b within
+    ``b_relative`` of its exact value: the scale C/N of a dual box from a rounded total N."""
+    value, relative = ratio(a, b, b_relative)
+    return below(value, relative), relative
+
+
 def clipped_into(
     x: NDArray[np.float64], box: NDArray[np.float64], relative: float, what: str
 ) -> NDArray[np.float64]:
@@ -106,6 +116,23 @@ def clipped_into(
     if x.size and (x.min() < 0.0 or np.any(x > box * (1.0 + 4.0 * relative + 8.0 * EPS))):
         raise ValueError(f"the dual point leaves its box {what}")
     return np.minimum(x, box)
+
+
+def moved_mass(
+    spread: NDArray[np.float64], kept: NDArray[np.float64], spread_relative: float
+) -> float:
+    """A bound on Σ_i |Δ_i| between the exact spread of cluster duals over the rows and the
+    point kept (``kept`` ≤ ``spread``, e.g. clipped into its box): what the clipping took, and
+    the spread's own rounding (entries within ``spread_relative`` of exact)."""
+    return float(np.sum(spread - kept)) + spread_relative * float(spread.sum())
+
+
+def shifted_norm_error(norm_sq: float, norm_sq_error: float, shift: float) -> float:
+    """A bound on |‖w + Δ‖² − ‖w‖²| for ‖Δ‖ ≤ ``shift`` and ‖w‖² = ``norm_sq`` within
+    ``norm_sq_error``: shift·(2‖w‖ + shift). A dual point whose ‖w(α)‖² was computed at a
+    nearby point (the exact spread, coefficients known only so closely) is charged this."""
+    norm_up = math.sqrt(max(norm_sq, 0.0) + norm_sq_error)
+    return shift * (2.0 * norm_up + shift)
 
 
 def box_distance(sigma: NDArray[np.float64], box: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -140,12 +167,10 @@ def plus_half_squared_norm(
 
 
 def dual_box(scale: float, weight: NDArray[np.float64] | None, n: int) -> NDArray[np.float64]:
-    """The upper bound scale·w_i of every row's dual variable (scale without ``weight``). With
-    row weights the product is rounded down by 2ε, so that the floating-point box lies inside
-    the exact one and a dual point clipped to it is feasible."""
-    if weight is None:
-        return np.full(n, float(scale))
-    return scale * weight * (1 - 2 * EPS)
+    """The upper bound scale·w_i of every row's dual variable (scale without ``weight``), the
+    product rounded down (:func:`aidopt.numerics.rounding.weighted_below`), so that the
+    floating-point box lies inside the exact one and a dual point clipped to it is feasible."""
+    return weighted_below(np.full(n, float(scale)), weight)
 
 
 def relative_gap(

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from aidopt.core.certificate import Bound, ridge_dual_bound
+from aidopt.core.certificate import Bound, ridge_dual_bound, shifted_norm_error
 from aidopt.numerics.rounding import (
     EPS,
     abs_products_bound,
@@ -72,8 +72,8 @@ class DualSums:
         """The weak-duality bound D − allowances − B(|ρ − target| + errors) (B =
         ``offset_bound`` ≥ |b*|; ``target`` within ``target_error``); ``v_shift`` bounds
         ‖Δv‖ for coefficients c_i known only that closely (PU's c1), charged in ‖v‖²."""
-        norm_sq, norm_sq_error, norm_up = squared_norm(self.v, self.v_error)
-        norm_sq_error += v_shift * (2 * norm_up + v_shift)
+        norm_sq, norm_sq_error, _ = squared_norm(self.v, self.v_error)
+        norm_sq_error += shifted_norm_error(norm_sq, norm_sq_error, v_shift)
         residual = self.rho - target
         residual_error = self.rho_error + target_error + EPS * (abs(self.rho) + abs(target))
         return ridge_dual_bound(

@@ -35,6 +35,7 @@ from aidopt.common.validation import (
 )
 from aidopt.data.io import Table, feature_matrix, is_numeric, missing, target_column
 from aidopt.exceptions import DataError
+from aidopt.numerics.rounding import sum_relative_error
 
 __all__ = [
     "BinaryData",
@@ -65,6 +66,13 @@ class _Rows:
         """w_i of every row (1 when the container has no row weights)."""
         w = getattr(self, "weight", None)
         return np.ones(self.n) if w is None else w
+
+    @property
+    def weight_sums_error(self) -> float:
+        """A bound on the relative rounding error of a float sum of any of the rows' weights, in
+        any order (0 without row weights: counts are exact):
+        :func:`aidopt.numerics.rounding.sum_relative_error` of n."""
+        return 0.0 if getattr(self, "weight", None) is None else sum_relative_error(self.n)
 
     @property
     def total_weight(self) -> float:
