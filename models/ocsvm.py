@@ -321,8 +321,7 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
     def cluster_columns(self, rows: FeatureData) -> list[NDArray]:
         """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and
         tell whether N = Σ W_k is exact)."""
-        w = rows.row_weights
-        return [w, (w != 1.0).astype(np.float64), rows.weighted_X]
+        return [rows.row_weights, rows.non_unit_weight, rows.weighted_X]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> Aggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`: N = Σ_k W_k,

@@ -857,8 +857,7 @@ class PUModel(BlockPass, AggregatedModel[PUData, PUAggregate, PUSolution]):
     def cluster_columns(self, rows: PUData) -> list[NDArray]:
         """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
         aggregated data (and tell whether the weights of P and U are exact)."""
-        w = rows.row_weights
-        return [ROW_COUNT, w, (w != 1.0).astype(np.float64), rows.labeled, rows.weighted_X]
+        return [ROW_COUNT, rows.row_weights, rows.non_unit_weight, rows.labeled, rows.weighted_X]
 
     def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> PUAggregate:
         """The aggregated data from the cluster sums of :meth:`cluster_columns`."""

@@ -67,6 +67,12 @@ class _Rows:
         w = getattr(self, "weight", None)
         return np.ones(self.n) if w is None else w
 
+    @cached_property
+    def non_unit_weight(self) -> NDArray[np.float64]:
+        """[w_i ≠ 1] per row, as floats: its cluster sums tell whether a cluster's total weight
+        is an exact integer (one object per container, re-summed for split clusters only)."""
+        return (self.row_weights != 1.0).astype(np.float64)
+
     @property
     def weight_sums_error(self) -> float:
         """A bound on the relative rounding error of a float sum of any of the rows' weights, in
