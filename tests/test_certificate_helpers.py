@@ -204,3 +204,98 @@ def test_dual_sums_bound_their_rounding_exactly_and_add_over_blocks():
         for p in parts
     ]
     check(DualSums.total(blocks), slice(None))
+
+
+def test_the_shrunk_box_and_its_clip_stay_inside_the_exact_box():
+    """below / ratio_below give a float ≤ the exact value a computed one approximates;
+    clipped_into clips what lies within rounding above a box and refuses what lies further out
+    or below 0; box_distance is min(σ, b − σ) to the bit for 0 ≤ σ ≤ b."""
+    from aidopt.core.certificate import below, box_distance, clipped_into, ratio_below
+
+    rng = np.random.default_rng(11)
+    for _ in range(2000):
+        exact = Fraction(float(rng.lognormal(0.0, 5.0)))
+        relative = float(rng.choice([0.0, 1e-16, 1e-12, 1e-6]))
+        computed = float(exact * (1 + Fraction(relative) * Fraction(float(rng.uniform(-1, 1)))))
+        assert Fraction(below(computed, relative)) <= exact
+        a, b = float(rng.lognormal(0.0, 3.0)), float(rng.lognormal(0.0, 3.0))
+        scale, _ = ratio_below(a, b, 0.0)
+        assert Fraction(scale) <= Fraction(a) / Fraction(b)
+    box = np.full(4, 2.0)
+    np.testing.assert_array_equal(
+        clipped_into(np.array([0.0, 1.0, 2.0, 2.0 * (1 + 1e-16)]), box, 0.0, "[0, 2]"),
+        [0.0, 1.0, 2.0, 2.0],
+    )
+    for bad in ([-1e-300, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0 * (1 + 1e-9)]):
+        with pytest.raises(ValueError, match=r"leaves its box \[0, 2\]"):
+            clipped_into(np.array(bad), box, 0.0, "[0, 2]")
+    b = rng.lognormal(0.0, 4.0, 5000)
+    sigma = b * rng.choice([0.0, 0.4999999, 0.5, 0.5000001, 0.9, 1.0], 5000)
+    sigma = np.minimum(sigma, b)
+    got = box_distance(sigma, b)
+    for s, bb, g in zip(sigma[:800], b[:800], got[:800], strict=True):
+        exact = min(Fraction(float(s)), Fraction(float(bb)) - Fraction(float(s)))
+        assert Fraction(float(g)) == exact
+
+
+def test_a_moved_point_is_charged_what_it_can_change_in_the_norm():
+    """shifted_norm_error bounds |‖w + Δ‖² − ‖w‖²| for ‖Δ‖ ≤ shift; moved_mass bounds Σ|Δ_i|
+    between an exact spread and the point kept (clipped, and the spread within its relative
+    rounding)."""
+    from aidopt.core.certificate import moved_mass, shifted_norm_error
+
+    rng = np.random.default_rng(12)
+    for scale in (1e-9, 1.0, 1e9):
+        w = scale * rng.standard_normal(6)
+        delta = rng.standard_normal(6)
+        shift = float(np.linalg.norm(delta)) * (1 + 1e-12)
+        change = abs(
+            sum(Fraction(float(a)) ** 2 for a in w + delta)
+            - sum(Fraction(float(a)) ** 2 for a in w)
+        )
+        assert change <= Fraction(shifted_norm_error(float(w @ w), 1e-12 * float(w @ w), shift))
+    exact = rng.lognormal(0.0, 2.0, 300)
+    spread = exact * (1 + 1e-10 * rng.uniform(-1, 1, 300))
+    kept = np.minimum(spread, np.quantile(spread, 0.8))
+    moved = sum(
+        abs(Fraction(float(e)) - Fraction(float(k))) for e, k in zip(exact, kept, strict=True)
+    )
+    assert moved <= Fraction(moved_mass(spread, kept, 2e-10))
+
+
+def test_products_differences_and_column_bounds_bound_their_rounding_exactly():
+    """product_up ≥ the exact product; minus within its stated error of the exact difference of
+    the exact values; abs_products_bound ≥ Σ_i |a_i||x_ij| for |a_i| ≤ top·ω_i; times and ratio
+    (through quotient_relative_error) within their bounds."""
+    from aidopt.numerics.rounding import abs_products_bound, minus, product_up, ratio, times
+
+    rng = np.random.default_rng(13)
+    for _ in range(2000):
+        factors = [float(v) for v in rng.lognormal(0.0, 20.0, int(rng.integers(1, 5)))]
+        exact = Fraction(1)
+        for f in factors:
+            exact *= Fraction(f)
+        assert Fraction(product_up(*factors)) >= exact
+        a, b = (float(v) for v in rng.standard_normal(2) * 10.0 ** rng.integers(-8, 9, 2))
+        ea, eb = abs(a) * 1e-15, abs(b) * 1e-15
+        exact_a = Fraction(a) + Fraction(ea) * Fraction(float(rng.uniform(-1, 1)))
+        exact_b = Fraction(b) + Fraction(eb) * Fraction(float(rng.uniform(-1, 1)))
+        value, error = minus(a, ea, b, eb)
+        assert abs(Fraction(value) - (exact_a - exact_b)) <= Fraction(error)
+        value, error = times(b, a, ea)
+        assert abs(Fraction(value) - Fraction(b) * exact_a) <= Fraction(error)
+        if b != 0.0:
+            value, relative = ratio(a, b)
+            assert abs(Fraction(value) - Fraction(a) / Fraction(b)) <= Fraction(relative) * abs(
+                Fraction(a) / Fraction(b)
+            )
+    X = rng.standard_normal((500, 3)) * np.array([1e-9, 1.0, 1e9])
+    weight = rng.lognormal(0.0, 2.0, 500)
+    a = rng.uniform(-0.3, 0.3, 500) * weight
+    bound = abs_products_bound(X, 0.3, weight)
+    for j in range(3):
+        exact = sum(
+            abs(Fraction(float(u))) * abs(Fraction(float(x)))
+            for u, x in zip(a, X[:, j], strict=True)
+        )
+        assert Fraction(float(bound[j])) >= exact
