@@ -48,13 +48,10 @@ clusters, the kernel sums with split-only refresh, rounding bounds) is shared wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    pass
 
 from aidopt.common.options import Option
 from aidopt.core.certificate import (

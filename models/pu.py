@@ -48,17 +48,13 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.common.lazy import dense, issparse
-
-if TYPE_CHECKING:
-    pass
-
 from aidopt.common.jsonable import by_name, from_names
+from aidopt.common.lazy import dense, issparse
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import (

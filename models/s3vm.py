@@ -28,12 +28,9 @@ Exact pieces (see ``docs/s3vm.md``):
 * span reduction: w = Vᵀu with V an orthonormal basis of the centroid span
 (``aidopt.numerics.span``);
   the model is solved in u ∈ ℝ^r, r ≤ K: few columns, and a diagonal Hessian (separable);
-* big-M from the data: an upper bound U on the aggregated optimum (the best of w = 0 and the
-  previous iteration's hyperplane) gives ‖u‖ ≤ W = √(2U), a range for b (each labeled loss term
-  is ≤ U) and so a range [f⁻_k, f⁺_k] for every score; M⁺_k = 1 − f⁻_k, M⁻_k = 1 + f⁺_k are then
-  never binding at an optimal point (checked again at the reported solution). A local search
-  (Lemma 1 alternated with the convex QP, a weighted SVM, at the labels it fixes) lowers U, so
-  W and the M's, and gives the MIQP a start;
+* big-M from the data (:mod:`aidopt.solvers.s3vm_big_m`): the value U of a feasible point (w = 0,
+  the previous hyperplane, a local search) bounds ‖u‖, b and so every score at an optimum;
+  M⁺_k = 1 − min f_k, M⁻_k = 1 + max f_k never bind (checked again at the reported solution);
 * declustering (Prop. 5): labeled clusters split by 1 − y_i f(x_i) > 0; unlabeled clusters into
   up to four parts by (1 − d̄_k f(x_i) > 0, f(x_i) > 0), encoded as regimes 0..3;
 * the certificate. Prop. 5 claims that "every cluster pure" proves optimality; it does not: the
@@ -59,33 +56,28 @@ unlabeled cluster is a point (then (15) is a relaxation of (12)).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.lazy import dense
 from aidopt.common.lazy import sparse as sp
-
-if TYPE_CHECKING:
-    pass
-
-from aidopt.common.deadline import deadline
-from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint
-from aidopt.core.clustering import kmeans_lloyd, kmeans_one_pass
+from aidopt.core.clustering import cluster_radii, halve, kmeans_lloyd, kmeans_one_pass
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous, SubSolve
 from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import SemiSupervisedData
-from aidopt.exceptions import AidoptError, DataError
+from aidopt.exceptions import DataError
 from aidopt.numerics.span import CentroidSpan
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult, SolveStatus
 from aidopt.solvers.program import MatrixProgram, ProblemClass
+from aidopt.solvers.s3vm_big_m import BigM, local_search
 from aidopt.solvers.structures import SemiSupervisedSVM
 
 __all__ = ["S3VMAggregate", "S3VMCertificate", "S3VMData", "S3VMModel", "S3VMSolution"]
@@ -95,6 +87,7 @@ S3VMData = SemiSupervisedData  # the data S3VM takes: X, y = ±1 labeled, 0 unla
 _NEG, _POS, _UNL = 0, 1, 2  # entry groups: labeled −1, labeled +1, unlabeled
 FEW_LABELS = 50  #: with fewer labeled entries (and m < n) a run makes 4 starts by default
 _GAP = 1e-9  # relative MIP gap of every MIQP of the procedure (the certificate compares values)
+_SAVED = ("certified", "kind", "upper_bound", "lower_bound", "W")  # a certificate in a result
 
 
 # ---------------------------------------------------------------------- aggregated data
@@ -129,21 +122,6 @@ class S3VMAggregate:
     @property
     def U(self) -> NDArray[np.int64]:
         return np.flatnonzero(self.kind == 0)
-
-
-@dataclass(frozen=True)
-class _Bounds:
-    """Data-derived bounds valid at every optimum of (15): ‖u‖ ≤ W, b ∈ [b_lo, b_hi]."""
-
-    upper: float  # U, an objective value of a feasible point
-    W: float
-    b_lo: float
-    b_hi: float
-    start: NDArray[np.float64]  # (r + 1,) the (u, b) that gave U
-
-    def score_range(self, xt_norm: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
-        """[f⁻_k, f⁺_k] ⊇ {u·x̃_k + b}: Cauchy–Schwarz on ‖u‖ ≤ W."""
-        return self.b_lo - self.W * xt_norm, self.b_hi + self.W * xt_norm
 
 
 # ---------------------------------------------------------------------- solution
@@ -344,25 +322,21 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     # ------------------------------------------------------------------ aggregated problem (15)
     def declare(self, agg: S3VMAggregate) -> Problem:
-        """(15) with the big-M from the feasible points of :meth:`_bounds`."""
-        return self._declare(agg, np.ones(agg.U.size), self._bounds(agg, None, None))
+        """(15) with the big-M of :meth:`_big_m`."""
+        return self._declare(agg, np.ones(agg.U.size), self._big_m(agg))
 
     def read(self, values: Values, agg: S3VMAggregate) -> S3VMSolution:
-        return self._read(values, agg, self._bounds(agg, None, None))
+        return self._read(values, agg, self._big_m(agg))
 
     def matrix_program(self, agg: S3VMAggregate, previous: Previous | None = None) -> MatrixProgram:
         """(15) with the previous hyperplane among the big-M's feasible points, and a MIP start."""
-        margin, bounds = np.ones(agg.U.size), self._bounds(agg, previous, None)
+        margin, bounds = np.ones(agg.U.size), self._big_m(agg, previous=previous)
         start = self._start_point(agg, bounds, margin)
         return self._declare(agg, margin, bounds).program(
             start_point=start, meta={"bounds": bounds}
         )
 
-    def solution_from_program(self, result: SolveResult, agg: S3VMAggregate) -> S3VMSolution:
-        """The solution of :meth:`matrix_program` (built without a previous iteration)."""
-        return self._read(self.declare(agg).values(result), agg, self._bounds(agg, None, None))
-
-    def _declare(self, agg: S3VMAggregate, margin: NDArray[np.float64], bounds: _Bounds) -> Problem:
+    def _declare(self, agg: S3VMAggregate, margin: NDArray[np.float64], bounds: BigM) -> Problem:
         """(15) with unlabeled margins ``margin`` (1 in (15)) in the reduced centred coordinates
         (w = Vᵀu, b' = b + w·μ, f_k = u·x̃_k + b'), u and b' in the boxes of ``bounds``:
 
@@ -395,7 +369,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return p
 
     def _read(
-        self, values: Values, agg: S3VMAggregate, bounds: _Bounds, objective: float | None = None
+        self, values: Values, agg: S3VMAggregate, bounds: BigM, objective: float | None = None
     ) -> S3VMSolution:
         """The solution at the solved (15); d_k as ±1 (0 on labeled clusters)."""
         u, xi, eta = values["u"], values["xi"], values["eta"]
@@ -406,7 +380,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return self._solution(agg, u, float(values["b"][0]), d, objective, bounds)
 
     def _solve(
-        self, agg: S3VMAggregate, margin: NDArray, bounds: _Bounds, solve: SubSolve
+        self, agg: S3VMAggregate, margin: NDArray, bounds: BigM, solve: SubSolve
     ) -> tuple[SolveResult, Values | None]:
         """(15) with margins ``margin`` on the user's solver, from the point that gave U."""
         problem = self._declare(agg, margin, bounds)
@@ -414,96 +388,30 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         result = solve(program, gap=_GAP)
         return result, None if result.x is None else problem.values(result)
 
-    def _bounds(
+    def _big_m(
         self,
         agg: S3VMAggregate,
-        previous: Previous | None,
-        margin: NDArray | None,
-        extra: Sequence[NDArray[np.float64]] = (),
-    ) -> _Bounds:
-        """U from feasible points (w = 0, the previous hyperplane, ``extra`` (u, b') points),
-        then W = √(2U) and the range of b' (with the balance constraint, b' = ȳ_l)."""
-        margin = np.ones(agg.U.size) if margin is None else margin
-        r = agg.span.rank
+        margin: NDArray | None = None,
+        previous: Previous | None = None,
+        solve: SubSolve | None = None,
+    ) -> BigM:
+        """The big-M of (15) with unlabeled margins ``margin`` (:class:`~aidopt.solvers.
+        s3vm_big_m.BigM`) from w = 0, the previous hyperplane and, given ``solve``, a local
+        search from the best of these (a tighter U: smaller W and M's, and a MIP start)."""
+        s = self.to_semi_supervised(agg, margin)
         offsets = (agg.y_l,) if self.balance == "constraint" else (-1.0, 0.0, 1.0, agg.y_l)
-        candidates = [np.r_[np.zeros(r), b] for b in offsets]
+        points = [np.r_[np.zeros(agg.span.rank), b] for b in offsets]
         if previous is not None:
             w = previous.solution.w
             u = agg.span.reduce(w[None, :])[0]  # the old span lies in the new one
             b = agg.y_l if self.balance == "constraint" else previous.solution.b + w @ agg.center
-            candidates.append(np.r_[u, b])
-        candidates.extend(extra)
-        values = [self._objective_at(agg, z[:-1], z[-1], margin) for z in candidates]
-        best = int(np.argmin(values))
-        upper = float(values[best])
-        W = math.sqrt(2.0 * upper)
-        if self.balance == "constraint":
-            return _Bounds(upper=upper, W=W, b_lo=agg.y_l, b_hi=agg.y_l, start=candidates[best])
-        xt_norm = np.linalg.norm(agg.xt, axis=1)
-        L = agg.L
-        neg, pos = L[agg.kind[L] < 0], L[agg.kind[L] > 0]
-        # each labeled loss term cost_k·max{0, 1 − y_k f_k} ≤ U bounds f_k, hence b'
-        b_hi = float(np.min(upper / agg.cost[neg] - 1.0 + W * xt_norm[neg]))
-        b_lo = float(np.max(1.0 - upper / agg.cost[pos] - W * xt_norm[pos]))
-        return _Bounds(upper=upper, W=W, b_lo=b_lo, b_hi=b_hi, start=candidates[best])
+            points.append(np.r_[u, b])
+        bounds = BigM.of(s, points)
+        if solve is None:
+            return bounds
+        return BigM.of(s, [*points, local_search(s, bounds.start, solve.qp, solve.remaining)])
 
-    def _good_bounds(self, agg, previous, margin, solve: SubSolve) -> _Bounds:
-        """:meth:`_bounds` with one more candidate: a local search from the best point (a
-        tighter U gives a smaller W and big-M, and a MIP start)."""
-        bounds = self._bounds(agg, previous, margin)
-        margin = np.ones(agg.U.size) if margin is None else margin
-        found = self._local_search(agg, bounds.start, margin, solve)
-        return self._bounds(agg, previous, margin, extra=found)
-
-    def _local_search(self, agg, start, margin, solve: SubSolve, rounds: int = 10) -> list:
-        """Alternate d_k = sign f(x̄_k) (Lemma 1) and the convex QP (a weighted SVM) at that d.
-
-        A heuristic that only tightens the bounds: it gets at most a quarter of the time left,
-        and a QP that fails, stalls or runs out of time ends it with the best point so far."""
-        left = solve.remaining()
-        r, U = agg.span.rank, agg.U
-        point, labels = start, None
-        with deadline(None if left is None else 0.25 * left):  # solve.remaining() sees it
-            for _ in range(rounds):
-                f = agg.xt @ point[:r] + point[r]
-                new = agg.kind.copy()
-                new[U] = np.where(f[U] >= 0, 1.0, -1.0)
-                if labels is not None and np.array_equal(new, labels):
-                    break
-                labels = new
-                if solve.remaining() == 0.0:
-                    break
-                result = solve.qp(self._svm_program(agg, labels, margin))
-                if result.status is not SolveStatus.OPTIMAL or result.x is None:
-                    break  # the heuristic only tightens the bounds; nothing is lost
-                point = result.x[: r + 1]
-        return [point]
-
-    def _svm_program(self, agg, labels, margin) -> MatrixProgram:
-        """Weighted SVM on the centroids at labels ``labels`` (unlabeled margins ``margin``):
-        min ½‖u‖² + Σ_k cost_k s_k  s.t.  label_k (u·x̃_k + b') + s_k ≥ margin_k,  s ≥ 0 (the
-        clusters of margin ≤ 0 have no row)."""
-        rhs = np.ones(len(agg.weight))
-        rhs[agg.U] = margin
-        on = np.flatnonzero(rhs > 0)
-        b_lo, b_hi = (agg.y_l, agg.y_l) if self.balance == "constraint" else (-np.inf, np.inf)
-        p = Problem("S3VM local search: a weighted SVM at fixed labels")
-        u, b = p.variables("u", agg.span.rank), p.variables("b", 1, lower=b_lo, upper=b_hi)
-        slack = p.variables("s", on.size, lower=0.0)
-        p.minimize(0.5 * sum_squares(u) + agg.cost[on] @ slack)
-        p.subject_to("margin", labels[on] * (agg.xt[on] @ u + b) + slack >= rhs[on])
-        return p.program()
-
-    @staticmethod
-    def _objective_at(agg: S3VMAggregate, u, b, margin) -> float:
-        """Objective of (15) (unlabeled margins ``margin``) at (u, b) with the best d (Lemma 1)."""
-        f = agg.xt @ u + b
-        L, U = agg.L, agg.U
-        labeled = agg.cost[L] @ np.maximum(0.0, 1.0 - agg.kind[L] * f[L])
-        unlabeled = agg.cost[U] @ np.maximum(0.0, margin - np.abs(f[U]))
-        return float(0.5 * u @ u + labeled + unlabeled)
-
-    def _start_point(self, agg: S3VMAggregate, bounds: _Bounds, margin) -> NDArray[np.float64]:
+    def _start_point(self, agg: S3VMAggregate, bounds: BigM, margin) -> NDArray[np.float64]:
         """The full column vector of the point that gave U (a MIP start)."""
         u, b = bounds.start[:-1], float(bounds.start[-1])
         f = agg.xt @ u + b
@@ -514,10 +422,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         return np.r_[u, b, xi, eta, d]
 
     # ------------------------------------------------------------------ solution
-    def _solution(self, agg, u, b, d, objective, bounds: _Bounds | None) -> S3VMSolution:
+    def _solution(self, agg, u, b, d, objective, bounds: BigM | None) -> S3VMSolution:
         """Lift w = Vᵀu; check at the solution that the big-M cut off no optimal point (no
         big-M without ``bounds``: the structure route)."""
-        big_m = {} if bounds is None else self._check_big_m(agg, u, b, objective, bounds)
+        big_m = {} if bounds is None else bounds.check(agg.xt, u, b, objective)
         w = agg.span.lift(u)
         return S3VMSolution(
             w=w,
@@ -528,33 +436,6 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             big_m=big_m,
         )
 
-    @staticmethod
-    def _check_big_m(agg, u, b, objective, bounds: _Bounds) -> dict[str, float]:
-        """Every optimal point has ½‖u‖² ≤ F̂: W must cover √(2F̂); the scores the solution
-        attains must lie inside the ranges the M's were built from."""
-        needed = math.sqrt(2.0 * max(objective, 0.0))
-        slack = 1e-7 * max(1.0, bounds.W)
-        f = agg.xt @ u + b
-        f_lo, f_hi = bounds.score_range(np.linalg.norm(agg.xt, axis=1))
-        ok = (
-            needed <= bounds.W + slack
-            and bounds.b_lo - slack <= b <= bounds.b_hi + slack
-            and np.all(f >= f_lo - slack)
-            and np.all(f <= f_hi + slack)
-        )
-        if not ok:
-            raise AidoptError(
-                "S3VM big-M check failed at the reported solution (a derived bound is violated); "
-                "please report this with the data."
-            )
-        return {
-            "W": bounds.W,
-            "W_needed": needed,
-            "b_lo": bounds.b_lo,
-            "b_hi": bounds.b_hi,
-            "upper_bound_used": bounds.upper,
-        }
-
     # ------------------------------------------------------------------ the solve procedure
     def solve_procedure(
         self, agg: S3VMAggregate, solve: SubSolve, previous: Previous | None
@@ -563,7 +444,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         cluster is pure (module docstring), all on the user's solver; on a solver of the
         :class:`~aidopt.solvers.structures.SemiSupervisedSVM` structure, (15) as that (no big-M)."""
         if solve.handles(SemiSupervisedSVM):
-            start = self._bounds(agg, previous, None).start
+            start = self._big_m(agg, previous=previous).start
             fit, result = solve.structure(self.to_semi_supervised(agg, None, start), gap=_GAP)
             if fit is None or result.status is not SolveStatus.OPTIMAL:
                 return None, result
@@ -572,7 +453,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             assert result.objective is not None, "an optimal answer has its objective"
             solution = self._solution(agg, fit.w[:r], fit.b, d, result.objective, None)
         else:
-            bounds = self._good_bounds(agg, previous, None, solve)
+            bounds = self._big_m(agg, previous=previous, solve=solve)
             result, values = self._solve(agg, np.ones(agg.U.size), bounds, solve)
             if result.status is not SolveStatus.OPTIMAL or values is None:
                 return None, result
@@ -634,7 +515,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             fit, relaxed = solve.structure(self.to_semi_supervised(agg, margin), gap=_GAP)
             u, b = (None, 0.0) if fit is None else (fit.w[:r], fit.b)
         else:
-            bounds = self._good_bounds(agg, None, margin, solve)
+            bounds = self._big_m(agg, margin, solve=solve)
             relaxed, values = self._solve(agg, margin, bounds, solve)
             u, b = (None, 0.0) if values is None else (values["u"], float(values["b"][0]))
         bound = relaxed.bound if relaxed.status is SolveStatus.OPTIMAL else None
@@ -650,56 +531,28 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         targets: NDArray[np.int64],
         hyperplane: tuple[NDArray[np.float64], float] | None,
     ) -> NDArray[np.int64]:
-        """0/1 per entry halving the unlabeled clusters a relaxed problem exploits.
-
-        ``targets`` are the unlabeled clusters with ρ_k > 0; of these, those whose centroid lies
-        inside the margin of the relaxed solution's hyperplane are split (all of them when there
-        is none), along that hyperplane's normal at the centroid, or along the cluster's principal
-        axis when the normal does not separate its entries.
-        """
-        blocks = {}
-        for k in targets:
-            rows = partition.members(int(k))
-            block = data.X[rows]
-            blocks[int(k)] = (rows, dense(block))
-        chosen = list(blocks)
-        if hyperplane is not None:
-            w, b = hyperplane
-            inside = [k for k, (_, x) in blocks.items() if abs(x.mean(axis=0) @ w + b) < 1.0]
-            chosen = inside or chosen
-        split = np.zeros(data.n, dtype=np.int64)
-        for k in chosen:
-            rows, x = blocks[k]
-            centred = x - x.mean(axis=0)
-            side = None
-            if hyperplane is not None:
-                proj = centred @ hyperplane[0]
-                side = proj > 1e-12 * max(1.0, float(np.abs(proj).max()))
-            if side is None or side.all() or not side.any():
-                axis = np.linalg.svd(centred, full_matrices=False)[2][0]
-                side = centred @ axis > 0
-            split[rows] = side
-        return split
+        """0/1 per entry halving the unlabeled clusters ``targets`` (ρ_k > 0) that a relaxed
+        problem exploits: those whose mean lies inside the margin of its hyperplane (all of them
+        when there is none or none does), along the hyperplane's normal
+        (:func:`aidopt.core.clustering.halve`)."""
+        if hyperplane is None:
+            return halve(data.X, partition, targets)
+        w, b = hyperplane
+        means = dense(partition.means(data.X))[targets]
+        inside = targets[np.abs(means @ w + b) < 1.0]
+        return halve(data.X, partition, inside if inside.size else targets, w)
 
     @staticmethod
     def _radii(data: S3VMData, partition: Partition, clusters: NDArray) -> NDArray[np.float64]:
         """ρ_k = max_{i∈C_k} ‖x_i − x̄_k‖ for the given clusters, x̄_k the (weighted) centroid
-        of (15) (rounded up slightly)."""
-        centroids = _centroids(data, partition)
-        wanted = np.zeros(partition.n_clusters, dtype=bool)
-        wanted[clusters] = True
-        rows = np.flatnonzero(wanted[partition.labels])
-        dist = np.zeros(partition.n)
-        for start in range(0, rows.size, 4096):
-            chunk = rows[start : start + 4096]
-            block = data.X[chunk]
-            block = dense(block)
-            dist[chunk] = np.linalg.norm(block - centroids[partition.labels[chunk]], axis=1)
-        rho = np.zeros(partition.n_clusters)
-        np.maximum.at(rho, partition.labels, dist)
-        rho = rho[clusters]
-        scale = float(np.abs(centroids).max()) if centroids.size else 1.0
-        return np.where(rho > 1e-12 * max(scale, 1.0), rho * (1 + 1e-9), 0.0)
+        of (15), rounded up (:func:`aidopt.core.clustering.cluster_radii`)."""
+        return cluster_radii(data.X, partition, _centroids(data, partition), clusters)
+
+    def _spread_clusters(self, data: S3VMData, partition: Partition) -> NDArray[np.int64]:
+        """The unlabeled clusters that are not one point (ρ_k > 0)."""
+        unlabeled = np.bincount(partition.labels, weights=(~data.labeled).astype(np.float64))
+        U = np.flatnonzero(unlabeled > 0)
+        return U[self._radii(data, partition, U) > 0]
 
     # ------------------------------------------------------------------ evaluation
     def _objective(self, data: S3VMData, f: NDArray, w: NDArray) -> float:
@@ -743,12 +596,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         elif cert is None and not solution.partition.impure(regime).any():
             # A Pyomo solver gave no certificate: pure clusters prove nothing (module
             # docstring) until the unlabeled clusters are points; halve the others.
-            part = solution.partition
-            unlabeled = np.bincount(part.labels, weights=(~data.labeled).astype(np.float64))
-            U = np.flatnonzero(unlabeled > 0)
-            targets = U[self._radii(data, part, U) > 0]
+            targets = self._spread_clusters(data, solution.partition)
             if targets.size:
-                regime = regime + 4 * self._halves(data, part, targets, None)
+                regime = regime + 4 * self._halves(data, solution.partition, targets, None)
         return Evaluation(objective=self._objective(data, f, solution.w), regime=regime)
 
     def lower_bound(
@@ -769,10 +619,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             # A solver that runs no certificate (a Pyomo MIQP solver by name): once every
             # unlabeled cluster is a point, (15) is itself a relaxation of (12) and its optimum,
             # which the solver claimed, is the bound.
-            part = solution.partition
-            unlabeled = np.bincount(part.labels, weights=(~data.labeled).astype(np.float64))
-            U = np.flatnonzero(unlabeled > 0)
-            if np.any(self._radii(data, part, U) > 0):
+            if self._spread_clusters(data, solution.partition).size:
                 return None
             return Bound(
                 solution.aggregated_objective,
@@ -798,10 +645,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         f = np.asarray(data.X @ w).ravel() + b
         d = np.where(data.labeled, 0.0, np.where(f >= 0, 1.0, -1.0))
         cert = payload["certificate"]
-        certificate = None
-        if cert is not None:
-            fields = ("certified", "upper_bound", "lower_bound", "W", "kind")
-            certificate = S3VMCertificate(**{key: cert[key] for key in fields})
+        certificate = None if cert is None else S3VMCertificate(**{k: cert[k] for k in _SAVED})
         big_m = {str(k): float(v) for k, v in payload["big_m"].items()}
         objective = float(payload["aggregated_objective"])
         return S3VMSolution(w, b, d, objective, Partition.singletons(data.n), big_m, certificate)
@@ -816,15 +660,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             "labels": [int(v) for v in labels],
             "classes": {"-1": data.classes[0], "1": data.classes[1]},
             "aggregated_objective": solution.aggregated_objective,
-            "certificate": None
-            if cert is None
-            else {
-                "certified": cert.certified,
-                "kind": cert.kind,
-                "upper_bound": cert.upper_bound,
-                "lower_bound": cert.lower_bound,
-                "W": cert.W,
-            },
+            "certificate": None if cert is None else {k: getattr(cert, k) for k in _SAVED},
             "big_m": solution.big_m,
         }
 

@@ -34,13 +34,10 @@ feasible when C Σ ω_i ≥ 1. scikit-learn's libsvm with ``sample_weight`` ω: 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    pass
 
 from aidopt.common.options import Option
 from aidopt.core.certificate import (

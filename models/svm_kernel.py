@@ -42,16 +42,12 @@ minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import issparse
-
-if TYPE_CHECKING:
-    pass
-
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, cluster_duals, dual_box
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous

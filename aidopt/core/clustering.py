@@ -9,13 +9,15 @@ so the number of clusters returned can be smaller than k.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from aidopt.core.partition import label_sums
+from aidopt.common.lazy import dense
+from aidopt.core.partition import Partition, label_sums
 
-__all__ = ["kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
+__all__ = ["cluster_radii", "halve", "kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
 
 _CHUNK_ROWS = 65536
 
@@ -124,3 +126,49 @@ def _nearest(z: NDArray[np.float64], centres: NDArray[np.float64]) -> NDArray[np
         # ‖z − c‖² = ‖z‖² − 2 z·c + ‖c‖²; the ‖z‖² term does not change the argmin.
         out[start : start + block.shape[0]] = np.argmin(c_sq - 2.0 * block @ centres.T, axis=1)
     return out
+
+
+def cluster_radii(
+    X: Any, partition: Partition, centres: NDArray[np.float64], clusters: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """ρ_k = max_{i∈C_k} ‖x_i − c_k‖ for the given ``clusters`` (centres c: K × m), rounded up
+    by a relative 1e-9 so that it bounds the exact radius; 0 below 1e-12 of the centres' scale
+    (clusters of identical rows)."""
+    wanted = np.zeros(partition.n_clusters, dtype=bool)
+    wanted[clusters] = True
+    rows = np.flatnonzero(wanted[partition.labels])
+    dist = np.zeros(partition.n)
+    for start in range(0, rows.size, 4096):
+        chunk = rows[start : start + 4096]
+        block = dense(X[chunk]) - centres[partition.labels[chunk]]
+        dist[chunk] = np.linalg.norm(block, axis=1)
+    rho = np.zeros(partition.n_clusters)
+    np.maximum.at(rho, partition.labels, dist)
+    rho = rho[clusters]
+    scale = float(np.abs(centres).max()) if centres.size else 1.0
+    return np.where(rho > 1e-12 * max(scale, 1.0), rho * (1 + 1e-9), 0.0)
+
+
+def halve(
+    X: Any,
+    partition: Partition,
+    clusters: Any,
+    normal: NDArray[np.float64] | None = None,
+) -> NDArray[np.int64]:
+    """0/1 per row that halves each of ``clusters``: by the side of ``normal`` through the
+    cluster's mean, or along its principal axis when there is no normal or it does not
+    separate the cluster's rows (0 on the rows of other clusters)."""
+    split = np.zeros(partition.n, dtype=np.int64)
+    for k in clusters:
+        rows = partition.members(int(k))
+        x = dense(X[rows])
+        centred = x - x.mean(axis=0)
+        side = None
+        if normal is not None:
+            proj = centred @ normal
+            side = proj > 1e-12 * max(1.0, float(np.abs(proj).max()))
+        if side is None or side.all() or not side.any():
+            axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+            side = centred @ axis > 0
+        split[rows] = side
+    return split

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 from aidopt.common.deadline import budget
 from aidopt.solvers.base import SolverAdapter, SolveResult, SolveStatus, check_options
 from aidopt.solvers.box_qp import box_qp
+from aidopt.solvers.s3vm_big_m import value
 from aidopt.solvers.structures import S3VMFit, SemiSupervisedSVM
 
 __all__ = ["S3VMBranchAndBound", "branch_and_bound"]
@@ -65,6 +66,7 @@ class _Problem:
     """The rows of a :class:`SemiSupervisedSVM` and its node relaxations."""
 
     def __init__(self, s: SemiSupervisedSVM) -> None:
+        self.s = s
         self.X = np.asarray(s.features, dtype=np.float64)
         self.y, self.c = np.asarray(s.y, float), np.asarray(s.cost, float)
         labeled = self.y != 0
@@ -77,11 +79,7 @@ class _Problem:
 
     def value(self, w: NDArray[np.float64], b: float) -> float:
         """The objective of the structure at (w, b) (each unlabeled row at its better label)."""
-        f = self.X @ w + b
-        L, U = self.L, self.U
-        labeled = self.c[L] @ np.maximum(0.0, 1.0 - self.y[L] * f[L])
-        unlabeled = self.c[U] @ np.maximum(0.0, self.mu[U] - np.abs(f[U]))
-        return float(0.5 * w @ w + labeled + unlabeled)
+        return value(self.s, w, b)
 
     def relax(self, d: NDArray[np.float64], start: NDArray[np.float64] | None):
         """The relaxation at labels ``d`` (over U; 0 = undecided): (its dual value, a lower
