@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import pickle
 import re
 
 import numpy as np
@@ -278,6 +279,21 @@ def test_options_round_trip_through_the_params() -> None:
         PUModel.from_options(prior=0.3, kernel="rbf", degree=2)
     with pytest.raises(InvalidParameterError, match="belong to the Kernel"):
         PUModel.from_options(prior=0.3, kernel=RBF, gamma=0.1)
+
+
+def test_a_kernel_other_than_linear_makes_the_kernel_model() -> None:
+    """``PUModel(kernel=...)`` stays the one entry point: the linear kernel is the primal (5)
+    (``models/pu.py``), any other the dual (6) (``models/pu_kernel.py``), however it is built."""
+    from aidopt.models.pu_kernel import KernelPUModel
+
+    rbf = PUModel(0.3, 0.05, RBF)  # positional, as the generated __init__ takes them
+    assert isinstance(rbf, KernelPUModel) and (rbf.prior, rbf.lam, rbf.kernel) == (0.3, 0.05, RBF)
+    assert type(PUModel(prior=0.3, kernel=Kernel("poly", degree=2))) is KernelPUModel
+    assert type(PUModel(prior=0.3)) is PUModel and type(PUModel(0.3, 0.1, LINEAR)) is PUModel
+    assert type(PUModel.from_options(prior=0.3, kernel="rbf", gamma=0.5)) is KernelPUModel
+    assert type(pickle.loads(pickle.dumps(rbf))) is KernelPUModel
+    assert pickle.loads(pickle.dumps(rbf)).summary() == rbf.summary()
+    assert PUModel.variants() == {"--kernel linear": PUModel, "--kernel rbf|poly": KernelPUModel}
 
 
 # ---------------------------------------------------------------------- bad input

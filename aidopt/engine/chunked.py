@@ -225,9 +225,12 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
     so that the registry's routes and solvers see the same model."""
     cls = type(model)
     if not supports_blocks(cls):
+        kind = getattr(getattr(model, "kernel", None), "kind", getattr(model, "kernel", None))
+        what = f"with the {kind} kernel " if isinstance(kind, str) and kind != "linear" else ""
         raise InvalidParameterError(
-            f"The {model.name} model has no chunked data pass (only the linear models do: "
-            "a BlockPass); run it with the numpy engine."
+            f"The {model.name} model {what}has no chunked data pass (only the linear models do: "
+            "a BlockPass); rows in blocks (--engine) take the linear kernel, or run it with the "
+            "numpy engine."
         )
     cast(BlockPass, model).check_blocks()  # a setting that needs every row at once
     made = _CLASSES.get(cls)
