@@ -42,7 +42,7 @@ from aidopt.core.certificate import (
     ratio_below,
     repair_equalities,
 )
-from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.clustering import ScoreBins, kmeans_one_pass, n_clusters_for_rate, quantile_edges
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import Partition
@@ -92,15 +92,6 @@ class Solution:
     partition: Any
     total: float | None = None
     total_error: float = 0.0
-
-
-@dataclass(frozen=True)
-class ProjectionBins:
-    """C^0 for rows in blocks (:meth:`OneClassSVMModel.initial_rule`): the direction x̄ of
-    the projections and the edges of their bins."""
-
-    direction: NDArray[np.float64]
-    edges: NDArray[np.float64]
 
 
 class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Solution]):
@@ -223,15 +214,15 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
             top = dual_box(scale, data.weight, data.n)
             alpha = clipped_into(given, top, relative, f"[0, {self.C:g} ω_i/N]")
             terms = self._terms(data, alpha, float(alpha.max(initial=0.0)))
-            return self._bound(terms, "the given dual point", evaluation, alpha, data)
-        part = solution.partition
-        candidates, _ = self.bound_candidates(self.aggregate_of(data, part, aggregate), solution)
-        bounds = []
-        for s, what in candidates:
-            terms = self.bound_terms(data, s[part.labels])
-            alpha = self._alpha(data, s[part.labels])
-            bounds.append(self._bound(terms, f"{what}, on all data", evaluation, alpha, data))
-        return max(bounds, key=lambda b: b.value)
+            bound = self.bound_from_terms(
+                terms, None, 0, upper, "the given dual point", list(data.feature_names)
+            )
+            return dataclasses.replace(bound, dual=self._dual_point(data, evaluation, alpha))
+
+        def dual_point(s: NDArray[np.float64]) -> DualPoint:
+            return self._dual_point(data, evaluation, self._alpha(data, s))
+
+        return self.bound_on_rows(data, solution, upper, aggregate, dual_point)
 
     def bound_candidates(
         self, agg: Aggregate, solution: Solution
@@ -246,8 +237,7 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         if solution.a is not None and solution.a.shape == agg.weight.shape:
             candidates.append((solution.a, "the solver's dual"))
         return [
-            (np.clip(a / agg.weight, 0.0, cap), f"dual of (1) at {what} spread over the entries")
-            for a, what in candidates
+            (np.clip(a / agg.weight, 0.0, cap), f"dual of (1) at {what}") for a, what in candidates
         ], None
 
     def _a_from_primal(self, agg: Aggregate, solution: Solution) -> NDArray[np.float64]:
@@ -286,34 +276,29 @@ class OneClassSVMModel(BlockPass, AggregatedModel[FeatureData, Aggregate, Soluti
         """Σα_i − ½‖Σα_i x_i‖² minus the rounding allowances (no offset: no residual)."""
         return terms.bound(source)
 
-    def _bound(self, terms, source, evaluation, alpha, data) -> Bound:
-        """The bound from all rows' terms, with its dual point."""
-        bound = self.bound_from_terms(terms, None, 0, 0.0, source, data.feature_names)
+    def _dual_point(self, data, evaluation, alpha) -> DualPoint:
+        """α as a dual point: compressed by regime onto 0, C/N without row weights."""
         if data.weight is None:
-            point = DualPoint.compress(alpha, evaluation.regime, (0.0, self.C / data.n))
-        else:
-            support = np.flatnonzero(alpha)
-            point = DualPoint(None, support.astype(np.int64), alpha[support])
-        return dataclasses.replace(bound, dual=point)
+            return DualPoint.compress(alpha, evaluation.regime, (0.0, self.C / data.n))
+        support = np.flatnonzero(alpha)
+        return DualPoint(None, support.astype(np.int64), alpha[support])
 
     # ------------------------------------------------------------------ the chunked data pass
     def initial_sample_size(self, whole: Any) -> int:
         """Rows of the sample that places C^0 when the rows are in blocks."""
         return min(whole.n, max(1000, 20 * whole.m))
 
-    def initial_rule(self, sample: FeatureData, whole: Any, rate: float) -> ProjectionBins:
+    def initial_rule(self, sample: FeatureData, whole: Any, rate: float) -> ScoreBins:
         """The projections of :meth:`initial_partition` onto the sample's mean direction,
         binned at their quantiles on the sample (⌈r^0 N⌉ bins) instead of k-means on all."""
         k = n_clusters_for_rate(rate, whole.n, minimum=min(whole.n, whole.m + 1))
         direction = sample.X.mean(axis=0)
         projection = sample.X @ direction
-        return ProjectionBins(direction, np.quantile(projection, np.arange(1, k) / k))
+        return ScoreBins(direction, (quantile_edges(projection, k),))
 
-    def initial_labels(
-        self, rows: FeatureData, offset: int, rule: ProjectionBins
-    ) -> NDArray[np.int64]:
+    def initial_labels(self, rows: FeatureData, offset: int, rule: ScoreBins) -> NDArray[np.int64]:
         """Cluster labels of a block: the bin of its projection."""
-        return np.searchsorted(rule.edges, rows.X @ rule.direction).astype(np.int64)
+        return rule.labels(rows.X)
 
     def cluster_columns(self, rows: FeatureData) -> list[NDArray]:
         """(ω_i, [ω_i ≠ 1], ω_i x_i) per row: their cluster sums are the aggregated data (and

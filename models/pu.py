@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
@@ -23,12 +22,11 @@ from aidopt.common.jsonable import from_names
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    best_with_dual,
     box_distance,
     repair_equalities,
     weighted_below,
 )
-from aidopt.core.clustering import n_clusters_for_rate
+from aidopt.core.clustering import ScoreBins, n_clusters_for_rate, quantile_edges
 from aidopt.core.contract import BlockPass
 from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.sample_fits import pu_fit
@@ -55,15 +53,6 @@ from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult
 
 __all__ = ["PUAggregate", "PUData", "PUModel", "PUSolution", "double_hinge", "optimal_bias"]
-
-
-@dataclass(frozen=True)
-class ScoreBins:
-    """C^0 for rows in blocks (:meth:`PUModel.initial_rule`): the sample fit's w and the score
-    edges of the unlabeled clusters."""
-
-    direction: NDArray[np.float64]
-    edges: NDArray[np.float64]
 
 
 # ---------------------------------------------------------------------- the model
@@ -153,21 +142,11 @@ class PUModel(BlockPass, PUBase):
         return score_error(rows.X, solution.coef, abs(solution.bias), rows.weight)
 
     def _aggregated_bound(self, data, solution, evaluation, upper, limits, aggregate):
-        """The bound at each dual of :meth:`bound_candidates`: the chunked pass on one block."""
-        part = solution.partition
-        candidates, context = self.bound_candidates(
-            self.aggregate_of(data, part, aggregate), solution
-        )
-        found = []
-        for d, what in candidates:
-            per_row = d[part.labels]
-            terms = self.bound_terms(data, per_row)
-            source = f"{what}, on all data"
-            bound = self.bound_from_terms(terms, context, 0, upper, source, data.feature_names)
-            found.append((bound, partial(self._cluster_dual_point, data, per_row, evaluation)))
-        return best_with_dual(found)
+        """The best bound over the duals of :meth:`bound_candidates` (BlockPass.bound_on_rows)."""
+        dual_point = partial(self._cluster_dual_point, data, evaluation)
+        return self.bound_on_rows(data, solution, upper, aggregate, dual_point)
 
-    def _cluster_dual_point(self, data, per_row, evaluation) -> DualPoint:
+    def _cluster_dual_point(self, data, evaluation, per_row) -> DualPoint:
         """The dual point of a candidate of :meth:`bound_candidates` spread over the rows."""
         sigma = weighted_below(per_row[:, 0], data.weight)
         return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
@@ -229,7 +208,7 @@ class PUModel(BlockPass, PUBase):
         n_unlabeled = max(1, round(whole.n * float(U.mean())))
         k = n_clusters_for_rate(rate, n_unlabeled, minimum=min(n_unlabeled, _MIN_CLUSTERS))
         if not (P.any() and U.any()):
-            return ScoreBins(np.zeros(whole.m), np.empty(0))
+            return ScoreBins(np.zeros(whole.m), (np.empty(0), np.empty(0)))
         omega = sample.row_weights
         mean_p = (omega[P] @ sample.X[P]) / omega[P].sum()
         rows = np.vstack([mean_p, sample.X[U]])
@@ -238,12 +217,11 @@ class PUModel(BlockPass, PUBase):
         direction = pu_fit(rows, mask, weights, self.prior, self.lam, self.kernel).coef
         assert direction is not None, "the linear sample fit carries w"
         score = sample.X[U] @ direction
-        return ScoreBins(direction, np.quantile(score, np.arange(1, k) / k))
+        return ScoreBins(direction, (np.empty(0), quantile_edges(score, k)))
 
     def initial_labels(self, rows: PUData, offset: int, rule: ScoreBins) -> NDArray[np.int64]:
         """Positives 0; an unlabeled row 1 + the bin of its score."""
-        bins = 1 + np.searchsorted(rule.edges, rows.X @ rule.direction)
-        return np.where(rows.labeled, 0, bins).astype(np.int64)
+        return rule.labels(rows.X, ~rows.labeled)
 
     def cluster_columns(self, rows: PUData) -> list[NDArray]:
         """:func:`~aidopt.models.pu_parts.cluster_columns`."""
@@ -276,7 +254,7 @@ class PUModel(BlockPass, PUBase):
                 s[np.abs(s - anchor * c2) <= 1e-12 * c2] = anchor * c2
             s = np.clip(s, 0.0, c2_low)
             d = np.column_stack([s, np.where(agg.labeled, c1, -s), np.full(s.size, c2_low)])
-            out.append((d, f"dual (6) at {what} spread over the unlabeled entries"))
+            out.append((d, f"dual (6) at {what}"))
         return out, relative
 
     def bound_terms(self, rows: PUData, d: NDArray[np.float64]) -> DualSums:

@@ -260,13 +260,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
 
     def default_n_init(self, data: S3VMData) -> int:
         """4 starts when fewer than :data:`FEW_LABELS` entries are labeled and the entries
-        outnumber the features, else 1. With few labels the labeled loss barely holds the
-        hyperplane and (12) has near-equal local optima (flipped hyperplanes): over the 12
-        splits of the SSL-book sets at l = 10, the lowest (12) of 4 starts rates no lower than
-        one start (g241c 67.9 → 75.9 %, docs/s3vm.md). With m ≥ n every labelling of the
-        entries is separable, (12) tells labellings apart by margins alone, and its lowest of
-        4 starts rated lower (Text, l = 10: 55.7 → 54.5 %); at l = 100 more starts lose up to
-        0.5 points on the chance-level sets."""
+        outnumber the features, else 1: with few labels (12) has near-equal local optima, and
+        its lowest of 4 starts rates no lower than one start; with m ≥ n every labelling is
+        separable and more starts rated lower (docs/results/s3vm/studies.md, "n_init")."""
         if not isinstance(data, SemiSupervisedData):  # the run's data check says what is wrong
             return 1
         few = np.count_nonzero(data.y) < FEW_LABELS

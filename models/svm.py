@@ -54,7 +54,7 @@ from aidopt.core.certificate import (
     plus_half_squared_norm,
     repair_equalities,
 )
-from aidopt.core.clustering import n_clusters_for_rate
+from aidopt.core.clustering import ScoreBins, n_clusters_for_rate, quantile_edges
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
 from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import ROW_COUNT, Partition
@@ -143,17 +143,6 @@ class SVMSolution:
         if self.cluster_labels is None:
             raise ValueError("the entries' clusters are not in memory (rows in blocks)")
         return cluster_duals(self.cluster_labels, self.alpha, weight)
-
-
-@dataclass(frozen=True)
-class ScoreBins:
-    """C^0 for rows in blocks (:meth:`SVMModel.initial_rule`): the sample hyperplane (w, b)
-    and the score edges of each class's bins."""
-
-    w: NDArray[np.float64]
-    b: float
-    negative: NDArray[np.float64]  # the −1 class
-    positive: NDArray[np.float64]  # the +1 class
 
 
 def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, NDArray]:
@@ -339,17 +328,10 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
                 raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
             bound = self._bound_at(data, a, upper, "the given dual point")
             return best_with_dual([(bound, partial(self._dual_point, a, evaluation))])
-        part = solution.partition
-        if solution.alpha is None or part is None:
+        if solution.alpha is None:
             return None
-        candidates, _ = self.bound_candidates(self.aggregate_of(data, part, aggregate), solution)
-        found = []
-        for a, what in candidates:
-            spread = a[part.labels]
-            source = f"{what} spread over the entries, on all data"
-            bound = self._bound_at(data, spread, upper, source)
-            found.append((bound, partial(self._dual_point, spread, evaluation)))
-        return best_with_dual(found)
+        dual_point = partial(self._dual_point, evaluation=evaluation)
+        return self.bound_on_rows(data, solution, upper, aggregate, dual_point)
 
     def bound_candidates(
         self, agg: SVMAggregate, solution: SVMSolution
@@ -444,19 +426,16 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             w0, b0 = self._sample_hyperplane(sample.X, sample.y, n / sample.n)
         score = sample.X @ w0 + b0
         total = n_clusters_for_rate(rate, n, minimum=2)
-        edges = []
-        for members in (score[~positive], score[positive]):
-            k = max(1, round(total * members.size / sample.n))
-            edges.append(np.quantile(members, np.arange(1, k) / k) if members.size else [])
-        return ScoreBins(w0, b0, np.asarray(edges[0]), np.asarray(edges[1]))
+        edges = tuple(
+            quantile_edges(members, max(1, round(total * members.size / sample.n)))
+            for members in (score[~positive], score[positive])
+        )
+        return ScoreBins(w0, edges, b0)
 
     def initial_labels(self, rows: SVMData, offset: int, rule: ScoreBins) -> NDArray[np.int64]:
         """Cluster labels of a block under ``rule``: its class's score bin (labels of the +1
         class after those of the −1 class)."""
-        score = rows.X @ rule.w + rule.b
-        negative = np.searchsorted(rule.negative, score)
-        positive = rule.negative.size + 1 + np.searchsorted(rule.positive, score)
-        return np.where(rows.y > 0, positive, negative).astype(np.int64)
+        return rule.labels(rows.X, rows.y > 0)
 
     def cluster_columns(self, rows: SVMData) -> list[NDArray]:
         """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data (ω_i = 1

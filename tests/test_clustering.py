@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.clustering import ScoreBins, kmeans_one_pass, n_clusters_for_rate, quantile_edges
 
 
 @pytest.mark.parametrize("dim", [1, 2, 12])
@@ -71,3 +71,21 @@ def test_kmeans_seeds_from_a_sample_stay_near_the_full_seeding():
     assert scatter(sampled) <= 1.1 * scatter(whole)
     same = kmeans_lloyd(z, 30, np.random.default_rng(4), standardize=False, seed_sample=20_000)
     np.testing.assert_array_equal(same, whole)
+
+
+def test_score_bins_number_each_groups_bins_after_the_groups_before():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(500, 3))
+    direction, offset = np.array([1.0, -2.0, 0.5]), 0.3
+    score = X @ direction + offset
+    group = rng.random(500) < 0.4
+    edges = (quantile_edges(score[~group], 4), quantile_edges(score[group], 3))
+    labels = ScoreBins(direction, edges, offset).labels(X, group)
+    assert edges[0].size == 3 and edges[1].size == 2
+    assert set(labels[~group]) == {0, 1, 2, 3} and set(labels[group]) == {4, 5, 6}
+    for k in range(7):  # every bin is an interval of the scores of one group
+        members = score[labels == k]
+        others = score[(labels != k) & (group == (k >= 4))]
+        assert not np.any((others > members.min()) & (others < members.max()))
+    one = ScoreBins(direction, (np.empty(0),), offset)
+    assert not one.labels(X).any() and quantile_edges([], 5).size == 0

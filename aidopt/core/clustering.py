@@ -9,6 +9,7 @@ so the number of clusters returned can be smaller than k.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,15 @@ from numpy.typing import ArrayLike, NDArray
 from aidopt.common.lazy import dense
 from aidopt.core.partition import Partition, label_sums
 
-__all__ = ["cluster_radii", "halve", "kmeans_lloyd", "kmeans_one_pass", "n_clusters_for_rate"]
+__all__ = [
+    "ScoreBins",
+    "cluster_radii",
+    "halve",
+    "kmeans_lloyd",
+    "kmeans_one_pass",
+    "n_clusters_for_rate",
+    "quantile_edges",
+]
 
 _CHUNK_ROWS = 65536
 
@@ -25,6 +34,32 @@ _CHUNK_ROWS = 65536
 def n_clusters_for_rate(rate: float, n: int, minimum: int = 1) -> int:
     """k = ⌈r·n⌉, kept within [minimum, n]."""
     return int(min(n, max(minimum, math.ceil(rate * n))))
+
+
+def quantile_edges(values: ArrayLike, k: int) -> NDArray[np.float64]:
+    """The k − 1 edges that cut ``values`` into k bins of equal shares (none: one bin)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.quantile(values, np.arange(1, k) / k) if values.size else np.empty(0)
+
+
+@dataclass(frozen=True)
+class ScoreBins:
+    """C^0 without clustering every row at once (rows in blocks): a row's cluster is the bin of
+    its score x·direction + offset among the ``edges`` of its group (groups 0, 1, ...; the
+    labels of group g follow those of the groups before it), fitted on a sample."""
+
+    direction: NDArray[np.float64]
+    edges: tuple[NDArray[np.float64], ...]
+    offset: float = 0.0
+
+    def labels(self, X: Any, group: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """The cluster label of every row of X (``group``: a 0/1 group per row; None: one)."""
+        score = np.asarray(X @ self.direction).ravel() + self.offset
+        if group is None:
+            return np.searchsorted(self.edges[0], score).astype(np.int64)
+        first = np.searchsorted(self.edges[0], score)
+        second = self.edges[0].size + 1 + np.searchsorted(self.edges[1], score)
+        return np.where(group, second, first).astype(np.int64)
 
 
 def kmeans_one_pass(

@@ -49,7 +49,7 @@ from numpy.typing import NDArray
 
 from aidopt.common.jsonable import plain
 from aidopt.common.options import Option, from_args, validate
-from aidopt.core.certificate import Bound, DualPoint
+from aidopt.core.certificate import Bound, DualPoint, best_with_dual
 from aidopt.core.partition import Partition
 from aidopt.exceptions import DataError
 from aidopt.numerics.kernels import kernel_from_flags
@@ -469,6 +469,31 @@ class BlockPass(ABC):
         feature_names: list[str],
     ) -> Bound | None:
         """The bound from the terms summed over every block."""
+
+    def bound_on_rows(
+        self,
+        data: Any,
+        solution: Any,
+        upper: float,
+        aggregate: Any,
+        dual_point: Callable[[NDArray[np.float64]], DualPoint],
+    ) -> Bound | None:
+        """The best bound over :meth:`bound_candidates` spread over the rows in memory (the
+        engine's pass on one block), with the dual point ``dual_point(u)`` makes of the winner's
+        per-row dual u; None without a partition or a candidate."""
+        part = solution.partition
+        if part is None:
+            return None
+        agg = cast(AggregatedModel, self).aggregate_of(data, part, aggregate)
+        candidates, context = self.bound_candidates(agg, solution)
+        found = []
+        for s, what in candidates:
+            u = s[part.labels]
+            source = f"{what} spread over the entries, on all data"
+            terms = self.bound_terms(data, u)
+            bound = self.bound_from_terms(terms, context, 0, upper, source, data.feature_names)
+            found.append((bound, lambda u=u: dual_point(u)))
+        return best_with_dual(found)
 
     def cluster_bound_terms(self, rows: Any, labels: NDArray[np.int64], duals: Any) -> list[Any]:
         """:meth:`bound_terms` at u = s[labels] for every cluster dual s of ``duals`` (q × K

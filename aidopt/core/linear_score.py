@@ -249,26 +249,17 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
     ) -> Bound | None:
         """The best weak-duality bound over the candidate dual points, on all rows (at
         ``dual`` when given: ``aidopt verify``)."""
-        if dual is not None:
-            beta = dual.expand(data.n, None)
-            lo, hi = self.dual_box()
-            if beta.size and (beta.min() < lo or beta.max() > hi):
-                raise ValueError(f"the dual point leaves its box [{lo:g}, {hi:g}]")
-            found = [(beta, "the given dual point")]
-        else:
-            part = solution.partition
-            candidates, _ = self.bound_candidates(
-                self.aggregate_of(data, part, aggregate), solution
-            )
-            found = [(s[part.labels], f"{what}, on all data") for s, what in candidates]
-        bounds = []
-        for beta, source in found:
-            terms = self.bound_terms(data, beta)
-            bound = self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
-            support = np.flatnonzero(beta)
-            point = DualPoint(None, support.astype(np.int64), beta[support])
-            bounds.append(dataclasses.replace(bound, dual=point))
-        return max(bounds, key=lambda x: x.value, default=None)
+        if dual is None:
+            return self.bound_on_rows(data, solution, upper, aggregate, _support)
+        beta = dual.expand(data.n, None)
+        lo, hi = self.dual_box()
+        if beta.size and (beta.min() < lo or beta.max() > hi):
+            raise ValueError(f"the dual point leaves its box [{lo:g}, {hi:g}]")
+        terms = self.bound_terms(data, beta)
+        bound = self.bound_from_terms(
+            terms, None, 0, upper, "the given dual point", data.feature_names
+        )
+        return dataclasses.replace(bound, dual=_support(beta))
 
     def bound_candidates(self, agg: Aggregate, solution: LinearFit) -> tuple[list, None]:
         """The cluster multipliers per row, β̄_k/W_k clipped to the box (none without duals)."""
@@ -276,7 +267,7 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
             return [], None
         lo, hi = self.dual_box()
         s = np.clip(solution.duals / agg.weight, lo, hi)
-        return [(s, "the dual of the aggregated problem spread over the rows")], None
+        return [(s, "the dual of the aggregated problem")], None
 
     def bound_terms(self, rows: Any, beta: NDArray[np.float64]) -> DualSums:
         """The certificate's sums over a block of rows at β: the conjugate terms (each entry one
@@ -311,3 +302,9 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         """The solution :meth:`solution_to_dict` describes."""
         w = from_names(payload.get("coef"), data.feature_names)
         return LinearFit(w, float(payload["intercept"]), None, Partition.singletons(data.n))
+
+
+def _support(beta: NDArray[np.float64]) -> DualPoint:
+    """β as a dual point: its support."""
+    support = np.flatnonzero(beta)
+    return DualPoint(None, support.astype(np.int64), beta[support])
