@@ -32,20 +32,20 @@ from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.sample_fits import pu_fit
 from aidopt.models.pu_kernel import KernelPUModel
 from aidopt.models.pu_parts import (
-    _MIN_CLUSTERS,
-    _SAMPLE_UNLABELED,
+    MIN_CLUSTERS,
+    SAMPLE_UNLABELED,
+    Limits,
     PUAggregate,
     PUBase,
     PUData,
     PUSolution,
-    _below_c2,
-    _constants,
-    _feasible_sigma,
-    _Limits,
+    below_c2,
     cluster_columns,
     double_hinge,
+    feasible_sigma,
     optimal_bias,
     pu_aggregate,
+    pu_constants,
 )
 from aidopt.numerics.rounding import product_up, score_error
 from aidopt.numerics.span import CentroidSpan
@@ -78,7 +78,7 @@ class PUModel(BlockPass, PUBase):
         """(5) with w explicit (in the centroids' span when that is smaller) and ℓ(f) =
         ½(1 + f)₊ + ½(f − 1)₊, two slacks per unlabeled cluster (HiGHS's active-set QP method
         cycles on the degenerate three-piece epigraph, docs/pu.md §5)."""
-        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        c1, c2 = pu_constants(agg.weight, agg.labeled, self.prior, self.lam)
         P, U = agg.labeled, ~agg.labeled
         nu = int(U.sum())
         span = self._span(agg)
@@ -114,22 +114,25 @@ class PUModel(BlockPass, PUBase):
         cluster_sigma = None
         if sigma is not None:
             cluster_sigma = np.zeros(agg.weight.size)
-            cluster_sigma[~agg.labeled] = _feasible_sigma(sigma, agg, self.prior, self.lam)
+            cluster_sigma[~agg.labeled] = feasible_sigma(sigma, agg, self.prior, self.lam)
         return PUSolution(
             bias=beta,
             coef=w,
             norm_sq=float(w @ w),
             cluster_sigma=cluster_sigma,
             partition=agg.partition,
-            constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
+            constants=(
+                *pu_constants(agg.weight, agg.labeled, self.prior, self.lam),
+                agg.total_error,
+            ),
         )
 
     def _dual_value(self, sigma: NDArray, agg: PUAggregate) -> float:
         """The dual value −½‖w(σ)‖² + Σ min(σ, C − σ) ≤ F^t at σ (the σ = a + b of the primal's
         row duals) made feasible, w(σ) = Σ_k ᾱ_k x̄_k (7)."""
         weight, labeled = agg.weight, agg.labeled
-        c1, c2 = _constants(weight, labeled, self.prior, self.lam)
-        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
+        c1, c2 = pu_constants(weight, labeled, self.prior, self.lam)
+        sigma = feasible_sigma(sigma, agg, self.prior, self.lam)
         alpha = np.where(labeled, c1 * weight, 0.0)
         alpha[~labeled] = -sigma
         w_sigma = agg.xbar.T @ alpha
@@ -151,7 +154,7 @@ class PUModel(BlockPass, PUBase):
         sigma = weighted_below(per_row[:, 0], data.weight)
         return self._dual_point_of(data, sigma, evaluation, float(per_row[0, 2]))
 
-    def _bound_at(self, data, limits: _Limits, sigma, evaluation, upper, source) -> Bound:
+    def _bound_at(self, data, limits: Limits, sigma, evaluation, upper, source) -> Bound:
         """The bound of :meth:`lower_bound` at a per-entry σ in ``limits.box``, w(σ) summed
         from the rows (:func:`~aidopt.core.dual_sums.dual_sums`)."""
         c1, c2, box, relative = limits  # σ ≤ box ≤ the exact c2ω: min(σ, box − σ) ≤ the exact
@@ -171,7 +174,7 @@ class PUModel(BlockPass, PUBase):
         """σ_k per cluster from complementary slackness at (w, β): 0 where f(x̄_k) < −1, c2W_k/2
         inside, c2W_k above 1; clusters at f = ±1 are free and, by least squares, make
         Σσ = π/(2λ) and w(σ) = w (7) hold as nearly as the box allows."""
-        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        c1, c2 = pu_constants(agg.weight, agg.labeled, self.prior, self.lam)
         weight, x_sum, labeled = agg.weight, agg.x_sum, agg.labeled
         xbar = agg.xbar
         assert solution.coef is not None, "a linear solution carries w"
@@ -196,7 +199,7 @@ class PUModel(BlockPass, PUBase):
 
     def initial_sample_size(self, whole: Any) -> int:
         """Rows of the sample that places C^0 when the rows are in blocks."""
-        return min(whole.n, max(2 * _SAMPLE_UNLABELED, 20 * whole.m))
+        return min(whole.n, max(2 * SAMPLE_UNLABELED, 20 * whole.m))
 
     def initial_rule(self, sample: PUData, whole: Any, rate: float) -> ScoreBins:
         """C^0 without clustering every row at once: the linear PU fit of
@@ -206,7 +209,7 @@ class PUModel(BlockPass, PUBase):
         A sample without positives or without unlabeled rows gives one unlabeled cluster."""
         P, U = sample.labeled, ~sample.labeled
         n_unlabeled = max(1, round(whole.n * float(U.mean())))
-        k = n_clusters_for_rate(rate, n_unlabeled, minimum=min(n_unlabeled, _MIN_CLUSTERS))
+        k = n_clusters_for_rate(rate, n_unlabeled, minimum=min(n_unlabeled, MIN_CLUSTERS))
         if not (P.any() and U.any()):
             return ScoreBins(np.zeros(whole.m), (np.empty(0), np.empty(0)))
         omega = sample.row_weights
@@ -239,8 +242,8 @@ class PUModel(BlockPass, PUBase):
         to them and clipped to [0, c2']; α per unit weight c1 on P, −σ on U (7); c2' = c2
         shrunk by its error bound (≤ the true c2: the box and min(σ, c2ω − σ) stay valid).
         The context is the relative error bound of c1."""
-        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
-        c2_low, relative = _below_c2(c2, agg.total_error)
+        c1, c2 = pu_constants(agg.weight, agg.labeled, self.prior, self.lam)
+        c2_low, relative = below_c2(c2, agg.total_error)
         candidates = []
         if solution.cluster_sigma is not None and solution.cluster_sigma.shape == agg.weight.shape:
             candidates.append((solution.cluster_sigma, "the aggregated σ"))

@@ -30,16 +30,16 @@ from aidopt.core.kernel_aggregate import summed_kernels
 from aidopt.core.partition import Partition
 from aidopt.exceptions import DataError
 from aidopt.models.pu_parts import (
+    Limits,
     PUAggregate,
     PUBase,
     PUData,
     PUSolution,
-    _constants,
-    _feasible_sigma,
-    _Limits,
     cluster_columns,
+    feasible_sigma,
     optimal_bias,
     pu_aggregate,
+    pu_constants,
 )
 from aidopt.numerics.kernels import (
     expansion_error,
@@ -92,7 +92,7 @@ class KernelPUModel(PUBase):
 
     def declare(self, agg: PUAggregate) -> Problem:
         """(6) on the centroid Gram K̄."""
-        c1, c2 = _constants(agg.weight, agg.labeled, self.prior, self.lam)
+        c1, c2 = pu_constants(agg.weight, agg.labeled, self.prior, self.lam)
         P, U = agg.labeled, ~agg.labeled
         nu = int(U.sum())
         K, alpha_p, C = agg.gram, c1 * agg.weight[P], c2 * agg.weight[U]
@@ -123,9 +123,9 @@ class KernelPUModel(PUBase):
         that α (robust to a σ near, not at, a bound, unlike (16)); the lower bound is
         −((6) + ½ α_PᵀK̄_PPα_P).
         """
-        sigma = _feasible_sigma(sigma, agg, self.prior, self.lam)
+        sigma = feasible_sigma(sigma, agg, self.prior, self.lam)
         K, weight, labeled = agg.gram, agg.weight, agg.labeled
-        c1, c2 = _constants(weight, labeled, self.prior, self.lam)
+        c1, c2 = pu_constants(weight, labeled, self.prior, self.lam)
         U = np.flatnonzero(~labeled)
         alpha = np.where(labeled, c1 * weight, 0.0)
         alpha[U] = -sigma
@@ -181,7 +181,7 @@ class KernelPUModel(PUBase):
         )
 
     def _bound_at(
-        self, data, limits: _Limits, sigma, evaluation, upper, source, norm_sq=None, moved=0.0
+        self, data, limits: Limits, sigma, evaluation, upper, source, norm_sq=None, moved=0.0
     ) -> Bound:
         """The bound of :meth:`lower_bound` at a per-entry σ in ``limits.box``; ``norm_sq`` is
         ‖w(σ)‖² of the expansion for a σ within ``moved`` (Σ|Δσ|) of the one it was computed

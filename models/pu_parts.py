@@ -93,22 +93,28 @@ from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import PULearning
 
 __all__ = [
+    "MIN_CLUSTERS",
+    "SAMPLE_UNLABELED",
+    "Limits",
     "PUAggregate",
     "PUBase",
     "PUData",
     "PUSolution",
+    "below_c2",
     "cluster_columns",
     "double_hinge",
+    "feasible_sigma",
     "optimal_bias",
     "pu_aggregate",
+    "pu_constants",
 ]
 
 PUData = PositiveUnlabeledData  # the data PU learning takes: X (N × d), the labeled mask
 
 _LINEAR = Kernel("linear")
-_SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
-_SAMPLE_POSITIVE = 500
-_MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
+SAMPLE_UNLABELED = 1000  # rows of the sample fit that places the initial clusters
+SAMPLE_POSITIVE = 500
+MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
 
 
 def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -205,7 +211,7 @@ class PUSolution:
         return alpha if self.row_weight is None else alpha * self.row_weight
 
 
-class _Limits(NamedTuple):
+class Limits(NamedTuple):
     """c1, c2 of the data, σ's box inside the exact one, c1's relative error bound."""
 
     c1: float
@@ -214,7 +220,7 @@ class _Limits(NamedTuple):
     relative: float
 
 
-def _below_c2(c2: float, total_error: float) -> tuple[float, float]:
+def below_c2(c2: float, total_error: float) -> tuple[float, float]:
     """(c2' ≤ the exact c2, r ≥ the relative error of c1 and c2) for c1, c2 computed as
     π/(2λ·p), 1/(2λ·n) from totals p, n within ``total_error`` (relatively): two roundings
     each (:func:`aidopt.core.certificate.below`)."""
@@ -222,7 +228,7 @@ def _below_c2(c2: float, total_error: float) -> tuple[float, float]:
     return below(c2, relative), relative
 
 
-def _constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
+def pu_constants(weight, labeled, prior: float, lam: float) -> tuple[float, float]:
     """c1 = π/(2λp), c2 = 1/(2λn) with p, n the total weights of labeled / unlabeled rows."""
     return prior / (2.0 * lam * float(weight[labeled].sum())), 1.0 / (
         2.0 * lam * float(weight[~labeled].sum())
@@ -339,14 +345,14 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
 
     def constants(self, data: PUData) -> tuple[float, float]:
         """(c1, c2) = (π/(2λp), 1/(2λn)) of the original problem (p, n: total row weights)."""
-        return _constants(data.row_weights, data.labeled, self.prior, self.lam)
+        return pu_constants(data.row_weights, data.labeled, self.prior, self.lam)
 
-    def _limits(self, data: PUData) -> _Limits:
+    def _limits(self, data: PUData) -> Limits:
         """c1, c2 of the data, σ's box c2'ω rounded down inside the exact [0, c2ω], and r ≥ c1's
-        relative error (:func:`_below_c2`: the weights' totals are float sums)."""
+        relative error (:func:`below_c2`: the weights' totals are float sums)."""
         c1, c2 = self.constants(data)
-        c2_low, relative = _below_c2(c2, data.weight_sums_error)
-        return _Limits(c1, c2, dual_box(c2_low, data.weight, data.n), relative)
+        c2_low, relative = below_c2(c2, data.weight_sums_error)
+        return Limits(c1, c2, dual_box(c2_low, data.weight, data.n), relative)
 
     def default_rate(self, data: PUData) -> float:
         """r^0 = max{1.1 m/N, 0.0001} (the paper's SVM rate), with ≥ 10 unlabeled clusters."""
@@ -356,7 +362,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
         """All positives in one cluster (their loss is affine: exact); the unlabeled rows by one
         k-means pass on the 1-D scores of a PU classifier fitted on a random sample."""
         unl = np.flatnonzero(~data.labeled)
-        k = n_clusters_for_rate(rate, unl.size, minimum=min(unl.size, _MIN_CLUSTERS))
+        k = n_clusters_for_rate(rate, unl.size, minimum=min(unl.size, MIN_CLUSTERS))
         labels = np.zeros(data.n, dtype=np.int64)
         labels[unl] = 1 + kmeans_one_pass(self._sample_scores(data, rng), k, rng)
         return Partition.from_labels(labels)
@@ -368,7 +374,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
         the fit starts at σ = πC, whose f − β is (π/2λ)·(k(·, mean_P) − k(·, mean_U))."""
         pos, unl = np.flatnonzero(data.labeled), np.flatnonzero(~data.labeled)
         omega = data.row_weights
-        su = rng.choice(unl, size=min(unl.size, _SAMPLE_UNLABELED), replace=False)
+        su = rng.choice(unl, size=min(unl.size, SAMPLE_UNLABELED), replace=False)
         sample_u = dense(data.X[su])
         weights_u = omega[su] * (omega[unl].sum() / omega[su].sum())
         if self.linear:
@@ -376,7 +382,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
             rows = np.vstack([mean_p, sample_u])
             weights = np.r_[omega[pos].sum(), weights_u]
         else:
-            sp_ = rng.choice(pos, size=min(pos.size, _SAMPLE_POSITIVE), replace=False)
+            sp_ = rng.choice(pos, size=min(pos.size, SAMPLE_POSITIVE), replace=False)
             rows = np.vstack([data.X[sp_], sample_u])
             weights = np.r_[omega[sp_] * (omega[pos].sum() / omega[sp_].sum()), weights_u]
         mask = np.r_[np.ones(len(rows) - su.size, dtype=bool), np.zeros(su.size, dtype=bool)]
@@ -401,7 +407,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
             prior=self.prior,
             lam=self.lam,
             kernel=kernel,
-            start=_warm_start(agg, previous),
+            start=warm_start(agg, previous),
         )
 
     def from_structure(self, kind: type, answer: Any, agg: PUAggregate) -> PUSolution:
@@ -431,7 +437,10 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
             ),
             partition=agg.partition,
             row_weight=agg.row_weight if kernel else None,
-            constants=(*_constants(agg.weight, agg.labeled, self.prior, self.lam), agg.total_error),
+            constants=(
+                *pu_constants(agg.weight, agg.labeled, self.prior, self.lam),
+                agg.total_error,
+            ),
         )
 
     def decision_function(
@@ -537,7 +546,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
         solution: PUSolution,
         evaluation: Evaluation,
         upper: float,
-        limits: _Limits,
+        limits: Limits,
         aggregate: Any,
     ) -> Bound | None:
         """:meth:`lower_bound` at the dual the aggregated solution gives."""
@@ -546,7 +555,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
     def _bound_at(
         self,
         data: PUData,
-        limits: _Limits,
+        limits: Limits,
         sigma: NDArray,
         evaluation: Evaluation,
         upper: float,
@@ -586,16 +595,16 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
         return out
 
 
-def _feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:
+def feasible_sigma(sigma: NDArray, agg: PUAggregate, prior: float, lam: float) -> NDArray:
     """σ clipped to its box and its sum set to π/(2λ) by spreading the residual over the room."""
-    C = _constants(agg.weight, agg.labeled, prior, lam)[1] * agg.weight[~agg.labeled]
+    C = pu_constants(agg.weight, agg.labeled, prior, lam)[1] * agg.weight[~agg.labeled]
     sigma = np.clip(np.asarray(sigma, dtype=np.float64), 0.0, C)
     residual = prior / (2.0 * lam) - math.fsum(sigma)
     room = C - sigma if residual > 0 else sigma
     return np.clip(sigma + residual * room / math.fsum(room), 0.0, C)
 
 
-def _warm_start(agg: PUAggregate, previous: Previous | None) -> NDArray | str:
+def warm_start(agg: PUAggregate, previous: Previous | None) -> NDArray | str:
     """σ of the previous aggregated problem, each parent's σ shared by its children in
     proportion to their sizes (feasible: same Σσ, same σ/C ratio)."""
     part = agg.partition
