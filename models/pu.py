@@ -30,7 +30,7 @@ from aidopt.core.clustering import ScoreBins, n_clusters_for_rate, quantile_edge
 from aidopt.core.contract import BlockPass
 from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.sample_fits import pu_fit
-from aidopt.models.pu_kernel import KernelPUModel
+from aidopt.models.pu_kernel import KernelPUModel, optimal_bias
 from aidopt.models.pu_parts import (
     MIN_CLUSTERS,
     SAMPLE_UNLABELED,
@@ -43,7 +43,6 @@ from aidopt.models.pu_parts import (
     cluster_columns,
     double_hinge,
     feasible_sigma,
-    optimal_bias,
     pu_aggregate,
     pu_constants,
 )

@@ -37,7 +37,6 @@ from aidopt.models.pu_parts import (
     PUSolution,
     cluster_columns,
     feasible_sigma,
-    optimal_bias,
     pu_aggregate,
     pu_constants,
 )
@@ -58,7 +57,25 @@ from aidopt.numerics.rounding import (
 from aidopt.solvers.algebra import Problem, Values, quad_form
 from aidopt.solvers.base import SolveResult
 
-__all__ = ["KernelPUModel"]
+__all__ = ["KernelPUModel", "optimal_bias"]
+
+
+def optimal_bias(
+    F: NDArray[np.float64], weight: NDArray[np.float64], c1p: float, c2: float
+) -> float:
+    """argmin_β −c1p·β + c2 Σ_u w_u ℓ(F_u + β), the best bias for fixed α (F = Kα on U).
+
+    The objective is convex piecewise linear in β with breakpoints −1 − F_u and 1 − F_u, each
+    raising the slope by ½ c2 w_u from −c1p (β → −∞) to c2 n − c1p > 0 (π < 1); the result is
+    the midpoint of the set of minimisers (which, at an optimal α, is the KKT interval of β).
+    """
+    breaks = np.r_[-1.0 - F, 1.0 - F]
+    order = np.argsort(breaks, kind="stable")
+    slope = -c1p + np.cumsum(np.r_[0.5 * c2 * weight, 0.5 * c2 * weight][order])
+    k = int(np.searchsorted(slope, 0.0))  # first breakpoint after which the slope is ≥ 0
+    lo = breaks[order[k]]
+    flat = slope[k] <= 1e-12 * c1p and k + 1 < breaks.size  # slope 0 up to the next breakpoint
+    return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
 
 
 class KernelPUModel(PUBase):

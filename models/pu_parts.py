@@ -93,20 +93,13 @@ from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import PULearning
 
 __all__ = [
-    "MIN_CLUSTERS",
-    "SAMPLE_UNLABELED",
-    "Limits",
     "PUAggregate",
     "PUBase",
     "PUData",
     "PUSolution",
-    "below_c2",
     "cluster_columns",
     "double_hinge",
-    "feasible_sigma",
-    "optimal_bias",
     "pu_aggregate",
-    "pu_constants",
 ]
 
 PUData = PositiveUnlabeledData  # the data PU learning takes: X (N × d), the labeled mask
@@ -120,24 +113,6 @@ MIN_CLUSTERS = 10  # unlabeled clusters of C^0 at least
 def double_hinge(f: NDArray[np.float64]) -> NDArray[np.float64]:
     """ℓ(f, −1) = max(f, 0, (1 + f)/2), the loss of an unlabeled point (digest §1.1)."""
     return np.maximum(np.maximum(f, 0.0), 0.5 * (1.0 + f))
-
-
-def optimal_bias(
-    F: NDArray[np.float64], weight: NDArray[np.float64], c1p: float, c2: float
-) -> float:
-    """argmin_β −c1p·β + c2 Σ_u w_u ℓ(F_u + β), the best bias for fixed α (F = Kα on U).
-
-    The objective is convex piecewise linear in β with breakpoints −1 − F_u and 1 − F_u, each
-    raising the slope by ½ c2 w_u from −c1p (β → −∞) to c2 n − c1p > 0 (π < 1); the result is
-    the midpoint of the set of minimisers (which, at an optimal α, is the KKT interval of β).
-    """
-    breaks = np.r_[-1.0 - F, 1.0 - F]
-    order = np.argsort(breaks, kind="stable")
-    slope = -c1p + np.cumsum(np.r_[0.5 * c2 * weight, 0.5 * c2 * weight][order])
-    k = int(np.searchsorted(slope, 0.0))  # first breakpoint after which the slope is ≥ 0
-    lo = breaks[order[k]]
-    flat = slope[k] <= 1e-12 * c1p and k + 1 < breaks.size  # slope 0 up to the next breakpoint
-    return float(0.5 * (lo + breaks[order[k + 1]])) if flat else float(lo)
 
 
 def _regime(f: NDArray[np.float64]) -> NDArray[np.int64]:
