@@ -5,6 +5,7 @@ input."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import math
 import pickle
 import re
@@ -294,6 +295,7 @@ def test_a_kernel_other_than_linear_makes_the_kernel_model() -> None:
     assert type(pickle.loads(pickle.dumps(rbf))) is KernelPUModel
     assert pickle.loads(pickle.dumps(rbf)).summary() == rbf.summary()
     assert PUModel.variants() == {"--kernel linear": PUModel, "--kernel rbf|poly": KernelPUModel}
+    assert list(inspect.signature(PUModel).parameters) == [o.name for o in PUModel.options]
 
 
 # ---------------------------------------------------------------------- bad input

@@ -213,6 +213,9 @@ class AggregatedModel(ABC, Generic[DataT, AggT, SolT]):
         super().__init_subclass__(**kwargs)
         if "__init__" not in cls.__dict__ and "options" in cls.__dict__:
             cls.__init__ = _generated_init(cls.options)  # type: ignore[method-assign]
+            # the options, also where a __new__ takes any arguments (PU's kernel hand-over)
+            params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+            cls.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
 
     # -------------------------------------------------------------- parameters and data
     @classmethod
