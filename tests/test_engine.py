@@ -643,6 +643,7 @@ def test_console_script_parquet_equals_csv_equals_memory(tmp_path):
     )
     assert bad.returncode == 2 and bad.stderr.startswith("aidopt: error: ")
     assert "has no chunked data pass" in bad.stderr and "Traceback" not in bad.stderr
+    assert "with the rbf kernel" in bad.stderr and "leave out --engine" in bad.stderr
 
 
 @pytest.mark.skipif(not AIDOPT.is_file(), reason=f"console script not installed at {AIDOPT}")

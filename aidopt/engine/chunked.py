@@ -229,8 +229,8 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
         what = f"with the {kind} kernel " if isinstance(kind, str) and kind != "linear" else ""
         raise InvalidParameterError(
             f"The {model.name} model {what}has no chunked data pass (only the linear models do: "
-            "a BlockPass); rows in blocks (--engine) take the linear kernel, or run it with the "
-            "numpy engine."
+            "a BlockPass): rows in blocks (--engine, --chunk-rows) take the linear kernel; give "
+            "this model all rows in memory (leave out --engine and --chunk-rows)."
         )
     cast(BlockPass, model).check_blocks()  # a setting that needs every row at once
     made = _CLASSES.get(cls)
