@@ -225,8 +225,8 @@ def on_blocks(model: AggregatedModel) -> AggregatedModel:
     so that the registry's routes and solvers see the same model."""
     cls = type(model)
     if not supports_blocks(cls):
-        kind = getattr(getattr(model, "kernel", None), "kind", getattr(model, "kernel", None))
-        what = f"with the {kind} kernel " if isinstance(kind, str) and kind != "linear" else ""
+        kind = model.summary().get("kernel")  # the kernel's kind, for a kernel model
+        what = f"with the {kind} kernel " if kind not in (None, "linear") else ""
         raise InvalidParameterError(
             f"The {model.name} model {what}has no chunked data pass (only the linear models do: "
             "a BlockPass): rows in blocks (--engine, --chunk-rows) take the linear kernel; give "
