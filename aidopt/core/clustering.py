@@ -45,15 +45,16 @@ def quantile_edges(values: ArrayLike, k: int) -> NDArray[np.float64]:
 @dataclass(frozen=True)
 class ScoreBins:
     """C^0 without clustering every row at once (rows in blocks): a row's cluster is the bin of
-    its score x·direction + offset among the ``edges`` of its group (groups 0, 1, ...; the
-    labels of group g follow those of the groups before it), fitted on a sample."""
+    its score x·direction + offset among the ``edges`` of its group — one group, or two (the
+    second group's labels follow the first's) — fitted on a sample."""
 
     direction: NDArray[np.float64]
     edges: tuple[NDArray[np.float64], ...]
     offset: float = 0.0
 
     def labels(self, X: Any, group: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        """The cluster label of every row of X (``group``: a 0/1 group per row; None: one)."""
+        """The cluster label of every row of X (``group``: True for the rows of the second
+        group; None: one group)."""
         score = np.asarray(X @ self.direction).ravel() + self.offset
         if group is None:
             return np.searchsorted(self.edges[0], score).astype(np.int64)
