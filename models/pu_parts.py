@@ -211,16 +211,16 @@ def pu_constants(weight, labeled, prior: float, lam: float) -> tuple[float, floa
 
 
 def cluster_columns(rows: PUData) -> list[NDArray]:
-    """(1, ω_i, [ω_i ≠ 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
+    """(1, ω_i, [ω_i = 1], [i ∈ P], ω_i x_i) per row: their cluster sums are the
     aggregated data (and tell whether the weights of P and U are exact)."""
-    return [ROW_COUNT, rows.row_weights, rows.non_unit_weight, rows.labeled, rows.weighted_X]
+    return [ROW_COUNT, rows.row_weights, rows.unit_weight, rows.labeled, rows.weighted_X]
 
 
 def pu_aggregate(sums: NDArray[np.float64], partition: Any) -> PUAggregate:
     """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
     count, positives = sums[:, 0], sums[:, 3]
     assert np.all((positives == 0) | (positives == count)), "a cluster mixes P and U"
-    exact = not np.any(sums[:, 2])
+    exact = bool(np.all(sums[:, 2] == count))
     return PUAggregate(
         x_sum=np.ascontiguousarray(sums[:, 4:]),
         weight=sums[:, 1].copy(),

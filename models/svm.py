@@ -31,33 +31,24 @@ Structure: (9) is the weighted soft-margin SVM on the centroids x̄_k with weigh
 C = M (:class:`aidopt.solvers.structures.WeightedSVM`), what libsvm solves exactly (its dual ᾱ and b̄
 come back) and liblinear approximately (it penalises ½b² too: another problem, no bound).
 
-Certificate (``lower_bound``): weak duality of (6) at the aggregated dual spread over the
-entries, or at the dual complementary slackness gives the primal (the better of the two).
+Evaluation and certificate (:mod:`aidopt.core.hinge`, the framework's): E^t with its rounding
+bound, and weak duality of (6) at the aggregated dual spread over the entries, or at the dual
+complementary slackness gives the primal (the better of the two).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from aidopt.common.jsonable import by_name, from_names
+from aidopt.common.jsonable import by_name
 from aidopt.common.options import Option
-from aidopt.core.certificate import (
-    Bound,
-    DualPoint,
-    best_with_dual,
-    cluster_duals,
-    plus_half_squared_norm,
-    repair_equalities,
-)
 from aidopt.core.clustering import ScoreBins, n_clusters_for_rate, quantile_edges
-from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous
-from aidopt.core.dual_sums import DualSums, dual_sums
-from aidopt.core.partition import ROW_COUNT, Partition
+from aidopt.core.contract import Previous
+from aidopt.core.hinge import HingeAggregate, HingeFit, HingeModel
+from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
@@ -72,16 +63,9 @@ from aidopt.models.svm_parts import (
     training_accuracy,
 )
 from aidopt.numerics.kernels import kernel_flag_options
-from aidopt.numerics.rounding import (
-    accurate_weighted_sum,
-    score_error,
-    times,
-    weighted_below,
-)
-from aidopt.solvers.algebra import Problem, Values, sum_squares
+from aidopt.solvers.algebra import Problem, sum_squares
 from aidopt.solvers.base import SolveResult
-from aidopt.solvers.program import MatrixProgram, ProblemClass
-from aidopt.solvers.structures import SVMFit, WeightedSVM, feasible_dual
+from aidopt.solvers.program import MatrixProgram
 
 __all__ = [
     "SVMAggregate",
@@ -96,53 +80,12 @@ __all__ = [
 
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
 
-
-# ---------------------------------------------------------------------- aggregate / solution
-@dataclass(frozen=True, eq=False)
-class SVMAggregate:
-    """Aggregated data of (9): cluster sums of x, labels ȳ_k, weights |C_k|."""
-
-    x_sum: NDArray[np.float64]  # (K, m)  Σ_{i∈C_k} x_i
-    label: NDArray[np.float64]  # (K,)    ȳ_k ∈ {−1, +1}
-    weight: NDArray[np.float64]  # (K,)   |C_k|
-    partition: Partition
-
-    @property
-    def xbar(self) -> NDArray[np.float64]:
-        return self.x_sum / self.weight[:, None]
+SVMAggregate = HingeAggregate  # centroids x̄_k, labels ȳ_k, weights |C_k| (W_k with weights)
 
 
-@dataclass(frozen=True, eq=False)
-class SVMSolution:
+class SVMSolution(HingeFit):
     """A hyperplane (w, b) and, when the backend gives it, the cluster duals ᾱ of (9) on the
-    clusters ``partition`` (what :meth:`entry_duals` maps ᾱ to the entries with).
-    """
-
-    w: NDArray[np.float64]
-    b: float
-    alpha: NDArray[np.float64] | None = None
-    partition: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def cluster_labels(self) -> NDArray[np.int64] | None:
-        """The cluster of every entry (None without a partition, or with its labels kept beside
-        blocks of rows)."""
-        return getattr(self.partition, "labels", None)
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        from aidopt.common.validation import check_predict_input
-
-        rows = check_predict_input(X, self.w.shape[0], type(self).__name__, accept_sparse=True)
-        return np.asarray(rows @ self.w).ravel() + self.b
-
-    def entry_duals(self, weight: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
-        """α̂_i = ᾱ_k w_i / W_k for every entry (w: the data's row weights, None: |C_k|;
-        feasible for (6); optimal when certified)."""
-        if self.alpha is None:
-            raise ValueError("this solution carries no dual values (its solver gave none)")
-        if self.cluster_labels is None:
-            raise ValueError("the entries' clusters are not in memory (rows in blocks)")
-        return cluster_duals(self.cluster_labels, self.alpha, weight)
+    clusters ``partition`` (what :meth:`entry_duals` maps ᾱ to the entries with)."""
 
 
 def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, NDArray]:
@@ -152,7 +95,7 @@ def _dual_value(agg: SVMAggregate, alpha: NDArray[np.float64]) -> tuple[float, N
 
 
 # ---------------------------------------------------------------------- the model
-class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
+class SVMModel(HingeModel):
     """Linear SVM (7)/(9): min ½‖w‖² + M Σ_i max{0, 1 − y_i(w x_i + b)}.
 
     ``M`` is the penalty (libsvm's C; the paper's experiments use M = 0.1). On the command line
@@ -161,12 +104,7 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
     """
 
     name: ClassVar[str] = "svm"
-    problem_class: ClassVar[ProblemClass] = ProblemClass.QP
     data_type: ClassVar[type] = BinaryData
-    structures: ClassVar[tuple[type, ...]] = (WeightedSVM,)
-    default_solver: ClassVar[str] = "activeset"  # exact, warm-started (docs/svm.md)
-    describes_by_row_sums: ClassVar[bool] = True
-    supports_weights: ClassVar[bool] = True
     citation: ClassVar[str] = "Park & Klabjan (2016), §3.2, problems (7), (9), (10), Props. 3-4"
     generator: ClassVar[Any] = GENERATOR
     options: ClassVar[tuple[Option, ...]] = (
@@ -177,12 +115,14 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         "linear: the primal (9); rbf/poly: the aggregated dual (21) of Appendix B"
     )
     kernel_variant: ClassVar[Any] = KernelSVMModel
+    dual_title: ClassVar[str] = "dual (6)"
+    solution_type: ClassVar[type[HingeFit]] = SVMSolution
+
+    def unit_cost(self, total: float, total_error: float) -> tuple[float, float]:
+        """M, exact."""
+        return self.M, 0.0
 
     # ------------------------------------------------------------------ clustering
-    def default_rate(self, data: SVMData) -> float:
-        """r^0 = max{1.1m/n, 0.0001} (paper §4)."""
-        return min(1.0, max(1.1 * data.m / data.n, 0.0001))
-
     def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
         """Paper §4: hyperplane from a small sample, one 1-D k-means pass per class."""
         rows = stratified_sample(data.y, max(_SAMPLE_MIN, 20 * data.m), rng)
@@ -205,19 +145,11 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         p.subject_to("margin", agg.label * (agg.xbar @ w + b) >= 1.0 - xi)
         return p
 
-    def read(self, values: Values, agg: SVMAggregate) -> SVMSolution:
-        """(w̄, b̄) and the margin rows' multipliers ᾱ_k made exactly feasible (None when the
-        solver gave none)."""
-        alpha = values.dual("margin")
-        if alpha is not None:
-            alpha = feasible_dual(alpha, agg.label, self.M * agg.weight)
-        return SVMSolution(values["w"].copy(), float(values["b"][0]), alpha, agg.partition)
-
     def matrix_program(self, agg: SVMAggregate, previous: Previous | None = None) -> MatrixProgram:
         """The dual of (9), scaled (:func:`scaled_dual`)."""
         return scaled_dual(agg.xbar, agg.label, self.M * agg.weight).program()
 
-    def solution_from_program(self, result: SolveResult, agg: SVMAggregate) -> SVMSolution:
+    def solution_from_program(self, result: SolveResult, agg: SVMAggregate) -> HingeFit:
         return self._dual_solution(agg, self._program_alpha(result, agg))
 
     def program_bound(self, result: SolveResult, agg: SVMAggregate) -> float | None:
@@ -228,57 +160,14 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         upper = self.M * agg.weight
         return dual_alpha(scaled_dual(agg.xbar, agg.label, upper).values(result), agg.label, upper)
 
-    def _dual_solution(self, agg: SVMAggregate, alpha: NDArray[np.float64]) -> SVMSolution:
+    def _dual_solution(self, agg: SVMAggregate, alpha: NDArray[np.float64]) -> HingeFit:
         """w̄ = Σ ᾱ_k ȳ_k x̄_k and the exact best b̄ of (9) for it."""
         _, w = _dual_value(agg, alpha)
         b = optimal_intercept(agg.xbar @ w, agg.label, self.M * agg.weight)
-        return SVMSolution(w=w, b=b, alpha=alpha, partition=agg.partition)
-
-    # ------------------------------------------------------------------ structure
-    def to_structure(self, kind: type, agg: SVMAggregate, previous: Previous | None) -> WeightedSVM:
-        """(9) as the weighted SVM on the centroids x̄_k, weights |C_k|, C = M, warm-started at
-        the previous iteration's (w̄, b̄) (split clusters keep their side of its hyperplane)."""
-        start = None if previous is None else (previous.solution.w, previous.solution.b)
-        return WeightedSVM(y=agg.label, weight=agg.weight, C=self.M, features=agg.xbar, start=start)
-
-    def from_structure(self, kind: type, answer: SVMFit, agg: SVMAggregate) -> SVMSolution:
-        """(w, b) and, when the solver gives it (one that solves (9) exactly), the dual ᾱ."""
-        assert answer.w is not None, "a linear SVM's answer carries w"
-        if answer.alpha is None:
-            return SVMSolution(w=answer.w, b=answer.b)
-        return SVMSolution(
-            w=answer.w,
-            b=answer.b,
-            alpha=answer.alpha,
-            partition=agg.partition,
-        )
-
-    # ------------------------------------------------------------------ evaluation (10)
-    def evaluate(
-        self, data: SVMData, solution: SVMSolution, *, aggregate: Any = None
-    ) -> Evaluation:
-        """E^t = ½‖w‖² + M Σ_i ω_i max{0, 1 − y_i(w x_i + b)} (10) (row weights ω_i, 1
-        unweighted), with a bound on its rounding error; regime_i = [1 − y_i(w x_i + b) > 0]
-        (Prop. 3)."""
-        return self.evaluate_rows(data, solution, 0, data)
-
-    def evaluate_rows(
-        self, rows: SVMData, solution: SVMSolution, offset: int, whole: Any
-    ) -> Evaluation:
-        """:meth:`evaluate` on the block ``rows`` = entries offset, offset + 1, ... of ``whole``:
-        its share M Σ ω_i hinge_i of E^t (plus ½‖w‖² in the block at offset 0), the bound on
-        its rounding error, its regimes."""
-        w, b = solution.w, solution.b
-        violation = 1.0 - rows.y * (rows.X @ w + b)
-        hinge, hinge_error = accurate_weighted_sum(np.maximum(violation, 0.0), rows.weight)
-        hinge_error += score_error(rows.X, w, abs(b) + 1.0, rows.weight)  # 1 − y_i(x_i·w + b)
-        objective, error = times(self.M, hinge, hinge_error)
-        if offset == 0:
-            objective, error = plus_half_squared_norm(objective, error, float(w @ w), rows.m)
-        return Evaluation(objective, (violation > 0).astype(np.int64), None, error)
+        return self._fit(agg, w, b, alpha)
 
     def solution_to_dict(
-        self, data: SVMData, solution: SVMSolution, row_sums: NDArray | None = None
+        self, data: SVMData, solution: HingeFit, row_sums: NDArray | None = None
     ) -> dict[str, Any]:
         """(w, b), the training accuracy and the label mapping; ``row_sums``: the sums of
         :meth:`solution_row_sums` over all rows, when they are in blocks (``data``: their
@@ -292,127 +181,13 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
             "labels": data.label_mapping(),
         }
 
-    def solution_row_sums(self, rows: SVMData, solution: SVMSolution) -> NDArray[np.int64]:
+    def solution_row_sums(self, rows: SVMData, solution: HingeFit) -> NDArray[np.int64]:
         """(entries with sign(f(x_i)) = y_i, entries) of a block: the training accuracy as sums
         over rows (:func:`training_accuracy`)."""
         correct = np.where(solution.decision_function(rows.X) > 0, 1.0, -1.0) == rows.y
         return np.array([int(correct.sum()), rows.n], dtype=np.int64)
 
-    def solution_from_dict(
-        self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
-    ) -> SVMSolution:
-        return SVMSolution(
-            from_names(payload.get("w"), data.feature_names, "weight"), float(payload["b"])
-        )
-
-    # ------------------------------------------------------------------ the certificate
-    def lower_bound(
-        self,
-        data: SVMData,
-        solution: SVMSolution,
-        evaluation: Evaluation,
-        upper: float,
-        dual: DualPoint | None = None,
-        *,
-        aggregate: Any = None,
-    ) -> Bound | None:
-        """Weak duality on (6): for 0 ≤ α_i ≤ Mω_i (row weights ω, 1 unweighted) and any (w, b),
-        (7) ≥ Σα_i − ½‖Σα_i y_i x_i‖² − b Σα_i y_i. α is a cluster dual spread over the
-        entries (α_i = a_k ω_i with a_k = ᾱ_k/W_k, W_k = Σ_{C_k} ω_i; ᾱ_k/|C_k| unweighted,
-        §3.2; :meth:`bound_candidates`); what rounding leaves of ρ = Σα_i y_i costs |b*||ρ| with
-        |b*| ≤ 1 + ‖w*‖ max_i‖x_i‖, ‖w*‖ ≤ √(2E) (b* lies between the breakpoints
-        y_i − w*·x_i). No duals (liblinear): no bound."""
-        if dual is not None:
-            a = dual.expand(data.n, evaluation.regime)
-            if a.size and (a.min() < 0.0 or a.max() > self.M):
-                raise ValueError(f"the dual point leaves its box [0, {self.M:g}]")
-            bound = self._bound_at(data, a, upper, "the given dual point")
-            return best_with_dual([(bound, partial(self._dual_point, a, evaluation))])
-        if solution.alpha is None:
-            return None
-        dual_point = partial(self._dual_point, evaluation=evaluation)
-        return self.bound_on_rows(data, solution, upper, aggregate, dual_point)
-
-    def bound_candidates(
-        self, agg: SVMAggregate, solution: SVMSolution
-    ) -> tuple[list[tuple[NDArray[np.float64], str]], None]:
-        """The cluster duals per unit weight a_k ∈ [0, M] to spread over the entries, each with
-        what it is: the aggregated dual ᾱ and the dual complementary slackness gives (w̄, b̄),
-        each as a_k = ᾱ_k/W_k, values within 1e-12·M of a bound snapped to it and
-        Σ_k a_k W_k ȳ_k = 0 (= Σ_i α_i y_i) restored on the clusters strictly inside the box."""
-        if solution.alpha is None or solution.alpha.shape != agg.weight.shape:
-            return [], None
-        candidates = (
-            (solution.alpha, "the aggregated dual"),
-            (
-                self._alpha_from_primal(agg, solution),
-                "the dual that complementary slackness gives the primal",
-            ),
-        )
-        balance = (agg.weight * agg.label)[None, :]
-        out = []
-        for alpha, what in candidates:
-            a = np.clip(alpha / agg.weight, 0.0, self.M)
-            a[a <= 1e-12 * self.M] = 0.0
-            a[a >= (1 - 1e-12) * self.M] = self.M
-            out.append((repair_equalities(balance, np.zeros(1), a, 0.0, self.M), what))
-        return out, None
-
-    def _alpha_from_primal(self, agg: SVMAggregate, solution: SVMSolution) -> NDArray[np.float64]:
-        """ᾱ_k from complementary slackness at (w, b): M W_k where the cluster's centroid
-        violates the margin, 0 where it is outside, free on the margin; the free ones make
-        Σᾱ_k ȳ_k = 0 and Σᾱ_k ȳ_k x̄_k = w hold as nearly as the box allows (least squares,
-        the balance row last: it is the one feasibility needs)."""
-        xbar, ybar = agg.xbar, agg.label
-        violation = 1.0 - ybar * (xbar @ solution.w + solution.b)
-        tol = 1e-9 * (np.abs(xbar) @ np.abs(solution.w) + abs(solution.b) + 1.0)
-        upper = self.M * agg.weight
-        alpha = np.where(violation > 0, upper, 0.0)
-        ties = np.abs(violation) <= tol
-        alpha[ties] = 0.5 * upper[ties]
-        A = np.vstack([ybar, (ybar[:, None] * xbar).T])
-        target = np.r_[0.0, solution.w]
-        alpha = repair_equalities(A, target, alpha, 0.0, upper, free=ties)
-        return repair_equalities(A[:1], target[:1], alpha, 0.0, upper, free=ties)
-
-    def bound_terms(self, rows: SVMData, a: NDArray[np.float64]) -> DualSums:
-        """The row sums of the bound of :meth:`lower_bound` at α = a∘ω on the block ``rows``
-        (a ∈ [0, M] per unit weight, one per row; α = a unweighted; weighted, fl(a_i ω_i) is
-        shrunk by 1 − 2ε so that α_i ≤ M ω_i holds in exact arithmetic): Σα_i, Σα_i y_i x_i
-        and Σα_i y_i (:func:`~aidopt.core.dual_sums.dual_sums`)."""
-        alpha = weighted_below(a, rows.weight)
-        ay = alpha * rows.y
-        return dual_sums(rows.X, [(alpha, 0.0)], ay, self.M, ay, weight=rows.weight)
-
-    def bound_from_terms(
-        self,
-        terms: DualSums,
-        context: None,
-        n_clusters: int,
-        upper: float,
-        source: str,
-        feature_names: list[str],
-    ) -> Bound:
-        """D(α) = Σα_i − ½‖w(α)‖² minus every rounding allowance and |b*||ρ|, ρ = Σα_i y_i,
-        |b*| ≤ 1 + √(2E)·max‖x_i‖ (see :meth:`lower_bound`)."""
-        b_bound = 1.0 + np.sqrt(2.0 * max(upper, 0.0)) * terms.row_norm
-        return terms.bound(f"dual (6) at {source}", offset_bound=b_bound)
-
-    def _bound_at(self, data, a, upper, source) -> Bound:
-        """The bound of :meth:`lower_bound` at α = a∘ω on all rows (its dual point not yet
-        attached: :meth:`_dual_point`)."""
-        terms = self.bound_terms(data, a)
-        return self.bound_from_terms(terms, None, 0, upper, source, data.feature_names)
-
-    def _dual_point(self, a: NDArray[np.float64], evaluation: Evaluation) -> DualPoint:
-        """a as a dual point (compact: the entries not at their regime's bound 0 or M)."""
-        return DualPoint.compress(a, evaluation.regime, (0.0, self.M))
-
-    # ------------------------------------------------------------------ the chunked data pass
-    def initial_sample_size(self, whole: Any) -> int:
-        """Rows of the sample that places C^0 when the rows are in blocks."""
-        return min(whole.n, max(_SAMPLE_MIN, 20 * whole.m))
-
+    # ------------------------------------------------------------------ C^0 on rows in blocks
     def initial_rule(self, sample: SVMData, whole: Any, rate: float) -> ScoreBins:
         """C^0 without clustering every row at once: the sample hyperplane of
         :meth:`initial_partition`, and per class the quantiles of its scores on the sample as
@@ -436,23 +211,6 @@ class SVMModel(BlockPass, AggregatedModel[SVMData, SVMAggregate, SVMSolution]):
         """Cluster labels of a block under ``rule``: its class's score bin (labels of the +1
         class after those of the −1 class)."""
         return rule.labels(rows.X, rows.y > 0)
-
-    def cluster_columns(self, rows: SVMData) -> list[NDArray]:
-        """(1, ω_i, ω_i x_i, y_i) per row: their cluster sums are the aggregated data (ω_i = 1
-        without row weights: the row count again)."""
-        omega = ROW_COUNT if rows.weight is None else rows.weight
-        return [ROW_COUNT, omega, rows.weighted_X, rows.y]
-
-    def aggregate_from_sums(self, sums: NDArray[np.float64], partition: Any) -> SVMAggregate:
-        """The aggregated data from the cluster sums of :meth:`cluster_columns`."""
-        label = sums[:, -1] / sums[:, 0]
-        assert np.all(np.abs(label) == 1.0), "a cluster mixes labels"
-        return SVMAggregate(
-            x_sum=np.ascontiguousarray(sums[:, 2:-1]),
-            label=label,
-            weight=sums[:, 1].copy(),
-            partition=partition,
-        )
 
 
 MODEL = SVMModel

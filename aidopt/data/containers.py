@@ -68,10 +68,10 @@ class _Rows:
         return np.ones(self.n) if w is None else w
 
     @cached_property
-    def non_unit_weight(self) -> NDArray[np.float64]:
-        """[w_i ≠ 1] per row, as floats: its cluster sums tell whether a cluster's total weight
+    def unit_weight(self) -> NDArray[np.float64]:
+        """[w_i = 1] per row, as floats: its cluster sums tell whether a cluster's total weight
         is an exact integer (one object per container, re-summed for split clusters only)."""
-        return (self.row_weights != 1.0).astype(np.float64)
+        return (self.row_weights == 1.0).astype(np.float64)
 
     @property
     def weight_sums_error(self) -> float:
