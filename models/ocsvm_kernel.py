@@ -48,6 +48,7 @@ clusters, the kernel sums with split-only refresh, rounding bounds) is shared wi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,9 +58,6 @@ from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    clipped_into,
-    dual_box,
-    moved_mass,
     ratio_below,
     shifted_norm_error,
 )
@@ -75,7 +73,6 @@ from aidopt.numerics.rounding import (
     accurate_sum,
     accurate_weighted_sum,
     product_up,
-    quotient_relative_error,
     total_weight_up,
 )
 from aidopt.solvers.algebra import Problem, Values, sum_squares
@@ -194,18 +191,9 @@ class KernelOneClassModel(KernelDomainModel):
         m = Σ|Δα_i|·√kmax, costs ½m(2‖w‖ + m)."""
         weight_error = data.weight_sums_error  # of N
         scale, relative = ratio_below(self.C, data.total_weight, weight_error)
-        top = dual_box(scale, data.weight, data.n)
         box_text = f"[0, {self.C:g} ω_i/N]"
-        if dual is None:
-            spread = solution.entry_duals(data.weight)
-            alpha = clipped_into(spread, top, relative, box_text)
-            moved = moved_mass(spread, alpha, quotient_relative_error(2, weight_error))
-            source = "dual of (1) at the aggregated dual spread over the entries, on all data"
-        else:
-            given = dual.expand(data.n, None)
-            alpha = clipped_into(given, top, relative, box_text)
-            moved = moved_mass(given, alpha, 0.0)
-            source = "dual of (1) at the given dual point"
+        alpha, moved, where = self.entry_point(data, solution, dual, scale, relative, box_text)
+        source = f"dual of (1) at {where}"
         total, total_error = accurate_sum(alpha)
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         value = total - 0.5 * solution.norm_sq
@@ -213,20 +201,13 @@ class KernelOneClassModel(KernelDomainModel):
         shift = product_up(moved, np.sqrt(kmax))
         moved_error = shifted_norm_error(solution.norm_sq, quad_error, shift)
         allowance = total_error + 0.5 * (quad_error + moved_error)
-        support = np.flatnonzero(alpha)
-        point = DualPoint(None, support.astype(np.int64), alpha[support])
-        return Bound(value - allowance, source, point, value, allowance)
+        return Bound(value - allowance, source, DualPoint.on_support(alpha), value, allowance)
 
     def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
         kernel = solution.domain.kernel
         f = solution.decision_function(data.X)
         return {
-            "kernel": {
-                "kind": kernel.kind,
-                "gamma": kernel.gamma,
-                "degree": kernel.degree,
-                "coef0": kernel.coef0,
-            },
+            "kernel": dataclasses.asdict(kernel),
             "n_support_entries": int(solution.support_vectors.shape[0]),
             "share_inside": float(np.average(f >= 0.0, weights=data.weight)),
         }

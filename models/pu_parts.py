@@ -542,8 +542,7 @@ class PUBase(AggregatedModel[PUData, PUAggregate, PUSolution]):
         self, data: PUData, sigma: NDArray, evaluation: Evaluation, c2: float
     ) -> DualPoint:
         """σ as a dual point: its support."""
-        support = np.flatnonzero(sigma)
-        return DualPoint(None, support.astype(np.int64), sigma[support])
+        return DualPoint.on_support(sigma)
 
     def _offset(self, kmax: float, upper: float) -> tuple[float, float, float]:
         """(π/(2λ), its rounding bound, B ≥ |β*|) of the residual ρ = Σσ − π/(2λ)

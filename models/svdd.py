@@ -34,6 +34,7 @@ feasible when C Σ ω_i ≥ 1. scikit-learn's libsvm with ``sample_weight`` ω: 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,9 +44,6 @@ from aidopt.common.options import Option
 from aidopt.core.certificate import (
     Bound,
     DualPoint,
-    clipped_into,
-    dual_box,
-    moved_mass,
     shifted_norm_error,
 )
 from aidopt.core.contract import Evaluation, Previous
@@ -217,18 +215,9 @@ class SVDDModel(KernelDomainModel):
         clipping moved β by, m = Σ|Δβ_i|·√kmax, costs m(2‖ā‖ + m); each β_i K_ii is one
         rounded product of a computed K_ii."""
         kernel = self.kernel_for(data.m)
-        top = dual_box(self.C, data.weight, data.n)
-        weight_error = data.weight_sums_error  # of the W_k
-        if dual is None:
-            spread = solution.entry_duals(data.weight)
-            beta = np.minimum(spread, top)
-            moved = moved_mass(spread, beta, quotient_relative_error(2, weight_error))
-            source = "SVDD dual at the aggregated dual spread over the entries, on all data"
-        else:
-            given = dual.expand(data.n, None)
-            beta = clipped_into(given, top, 0.0, f"[0, {self.C:g} ω_i]")  # C is exact
-            moved = moved_mass(given, beta, 0.0)
-            source = "SVDD dual at the given dual point"
+        box_text = f"[0, {self.C:g} ω_i]"  # C is exact
+        beta, moved, where = self.entry_point(data, solution, dual, self.C, 0.0, box_text)
+        source = f"SVDD dual at {where}"
         kmax, entry = self.kernel_max(data), self.kernel_error(data)
         products = beta * kernel.diag(data.X)
         linear, linear_error = accurate_sum(products)
@@ -242,9 +231,7 @@ class SVDDModel(KernelDomainModel):
             linear_error + quad_error + shifted_norm_error(solution.norm_sq, quad_error, shift)
         )
         allowance += 4.0 * kmax * (abs(1.0 - total) + total_error)
-        support = np.flatnonzero(beta)
-        point = DualPoint(None, support.astype(np.int64), beta[support])
-        return Bound(value - allowance, source, point, value, allowance)
+        return Bound(value - allowance, source, DualPoint.on_support(beta), value, allowance)
 
     def solution_to_dict(self, data: FeatureData, solution: DomainSolution) -> dict[str, Any]:
         kernel = solution.domain.kernel
@@ -252,12 +239,7 @@ class SVDDModel(KernelDomainModel):
         omega = data.row_weights
         r2 = best_radius(dist_sq, self.C * omega)
         return {
-            "kernel": {
-                "kind": kernel.kind,
-                "gamma": kernel.gamma,
-                "degree": kernel.degree,
-                "coef0": kernel.coef0,
-            },
+            "kernel": dataclasses.asdict(kernel),
             "radius_sq": r2,
             "n_support_entries": int(solution.support_vectors.shape[0]),
             "share_inside": float(np.average(dist_sq <= r2, weights=data.weight)),

@@ -41,6 +41,7 @@ minimiser of (20) over b for the w̄ of ᾱ (libsvm: its own b̄).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -367,8 +368,7 @@ class KernelSVMModel(
             # weights: float sums): (1 − δ)ᾱ is in the exact box, D((1 − δ)ᾱ) ≥ D(ᾱ) − δ Σᾱ_k
             weight_error = data.weight_sums_error
             allowance += quotient_relative_error(1, weight_error) * (total + total_error)
-        support = np.flatnonzero(entries)
-        point = DualPoint(None, support.astype(np.int64), entries[support])
+        point = DualPoint.on_support(entries)
         return Bound(dual_value - allowance, source, point, dual_value, allowance)
 
     def solution_from_dict(
@@ -397,11 +397,6 @@ class KernelSVMModel(
             "b": float(solution.intercept),
             "training_accuracy": training_accuracy(data, solution.decision_function(data.X)),
             "labels": data.label_mapping(),
-            "kernel": {
-                "kind": solution.kernel.kind,
-                "gamma": solution.kernel.gamma,
-                "degree": solution.kernel.degree,
-                "coef0": solution.kernel.coef0,
-            },
+            "kernel": dataclasses.asdict(solution.kernel),
             "n_support_entries": int(solution.support_vectors.shape[0]),
         }

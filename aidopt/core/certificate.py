@@ -206,6 +206,12 @@ class DualPoint:
     basis: NDArray[np.int64] | None = field(default=None, repr=False)
 
     @classmethod
+    def on_support(cls, u: NDArray[np.float64]) -> DualPoint:
+        """u stored by its nonzero entries (no defaults by regime)."""
+        support = np.flatnonzero(u).astype(np.int64)
+        return cls(None, support, u[support].astype(np.float64, copy=False))
+
+    @classmethod
     def compress(
         cls,
         u: NDArray[np.float64],

@@ -259,8 +259,7 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
         def point(alpha: NDArray[np.float64]) -> DualPoint:
             if data.weight is None:
                 return DualPoint.compress(alpha, evaluation.regime, (0.0, cap))
-            support = np.flatnonzero(alpha)
-            return DualPoint(None, support.astype(np.int64), alpha[support])
+            return DualPoint.on_support(alpha)
 
         if dual is None:
             return self.bound_on_rows(

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import issparse
-from aidopt.core.certificate import DualPoint, cluster_duals
+from aidopt.core.certificate import DualPoint, clipped_into, cluster_duals, dual_box, moved_mass
 from aidopt.core.clustering import kmeans_lloyd, n_clusters_for_rate
 from aidopt.core.contract import AggregatedModel, Previous
 from aidopt.core.kernel_aggregate import LazyGram, SummedKernels, summed_kernels
@@ -33,6 +33,7 @@ from aidopt.numerics.kernels import (
     kernel_times,
     quadratic_form_error,
 )
+from aidopt.numerics.rounding import quotient_relative_error
 from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import BoxQP
 
@@ -200,6 +201,31 @@ class KernelDomainModel(
         terms = domain.support_vectors.shape[0] + n
         mass = float(np.abs(domain.coef).sum())
         return expansion_error(terms, m, mass, kmax, entry, 1.0)
+
+    @staticmethod
+    def entry_point(
+        data: FeatureData,
+        solution: DomainSolution,
+        dual: DualPoint | None,
+        scale: float,
+        relative: float,
+        box_text: str,
+    ) -> tuple[NDArray[np.float64], float, str]:
+        """The per-entry dual α of a certificate in the box scale·ω_i (``scale`` rounded below
+        the exact one, within ``relative``), Σ|Δα_i| from the point whose ‖w‖² the solution
+        holds, and where α comes from: the aggregated dual spread over the entries (clipped;
+        the clipping and the spread's rounding, float W_k with row weights, are what moved) or
+        the given point (``aidopt verify``; refused beyond its box's rounding)."""
+        top = dual_box(scale, data.weight, data.n)
+        if dual is None:
+            spread = solution.entry_duals(data.weight)
+            alpha = np.minimum(spread, top)
+            spread_error = quotient_relative_error(2, data.weight_sums_error)
+            where = "the aggregated dual spread over the entries, on all data"
+            return alpha, moved_mass(spread, alpha, spread_error), where
+        given = dual.expand(data.n, None)
+        alpha = clipped_into(given, top, relative, box_text)
+        return alpha, moved_mass(given, alpha, 0.0), "the given dual point"
 
     def solution_from_dict(
         self, data: FeatureData, payload: dict[str, Any], dual: DualPoint | None = None

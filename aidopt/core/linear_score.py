@@ -250,7 +250,7 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         """The best weak-duality bound over the candidate dual points, on all rows (at
         ``dual`` when given: ``aidopt verify``)."""
         if dual is None:
-            return self.bound_on_rows(data, solution, upper, aggregate, _support)
+            return self.bound_on_rows(data, solution, upper, aggregate, DualPoint.on_support)
         beta = dual.expand(data.n, None)
         lo, hi = self.dual_box()
         if beta.size and (beta.min() < lo or beta.max() > hi):
@@ -259,7 +259,7 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         bound = self.bound_from_terms(
             terms, None, 0, upper, "the given dual point", data.feature_names
         )
-        return dataclasses.replace(bound, dual=_support(beta))
+        return dataclasses.replace(bound, dual=DualPoint.on_support(beta))
 
     def bound_candidates(self, agg: Aggregate, solution: LinearFit) -> tuple[list, None]:
         """The cluster multipliers per row, β̄_k/W_k clipped to the box (none without duals)."""
@@ -302,9 +302,3 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         """The solution :meth:`solution_to_dict` describes."""
         w = from_names(payload.get("coef"), data.feature_names)
         return LinearFit(w, float(payload["intercept"]), None, Partition.singletons(data.n))
-
-
-def _support(beta: NDArray[np.float64]) -> DualPoint:
-    """β as a dual point: its support."""
-    support = np.flatnonzero(beta)
-    return DualPoint(None, support.astype(np.int64), beta[support])
