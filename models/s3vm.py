@@ -33,16 +33,13 @@ Exact pieces (see ``docs/s3vm.md``):
   M⁺_k = 1 − min f_k, M⁻_k = 1 + max f_k never bind (checked again at the reported solution);
 * declustering (Prop. 5): labeled clusters split by 1 − y_i f(x_i) > 0; unlabeled clusters into
   up to four parts by (1 − d̄_k f(x_i) > 0, f(x_i) > 0), encoded as regimes 0..3;
-* the certificate. Prop. 5 claims that "every cluster pure" proves optimality; it does not: the
-  unlabeled loss max{0, 1 − |f|} is not convex, so (15) is not a relaxation of (12) and pure
-  clusters only prove optimality among hyperplanes that keep the current clusters pure (tests
-  hold a counterexample). A valid certificate is added: with ρ_k = max_{i∈D_k} ‖x_i − x̄_k‖ and
-  W* = √(2E^t) ≥ ‖w*‖, every unlabeled entry has max{0, 1 − |f(x_i)|} ≥ max{0, 1 − ρ_k W* −
-  |f(x̄_k)|}, so (15) with unlabeled margins 1 − ρ_k W* is a relaxation of (12). When every
-  cluster is pure, that problem is solved; the run is certified optimal only when its proven
-  bound L satisfies E^t − L ≤ cert_tol·max{1, |E^t|}. Otherwise the unlabeled clusters that its
-  solution places inside the margin are halved along its hyperplane (regimes 4..7) and AID goes
-  on. The aggregated optimum F^t is no lower bound.
+* the certificate (:mod:`aidopt.models.s3vm_certificate`). Prop. 5's "every cluster pure"
+  proves nothing ((15) is no relaxation of (12): the unlabeled loss is not convex); (15) with
+  unlabeled margins 1 − ρ_k W* (cluster radii ρ_k, W* = √(2E^t) ≥ ‖w*‖) is one. When every
+  cluster is pure it is solved, and the run is certified optimal only when its proven bound L
+  satisfies E^t − L ≤ cert_tol·max{1, |E^t|}; otherwise the unlabeled clusters its solution
+  places inside the margin are halved along its hyperplane (regimes 4..7) and AID goes on. The
+  aggregated optimum F^t is no lower bound.
 
 Solve procedure (``solve_procedure``, several programs per iteration, on the user's solver): the
 local-search QPs, the MIQP (15) and, when every cluster is pure, the relaxation above, the MIQPs
@@ -55,8 +52,8 @@ unlabeled cluster is a point (then (15) is a relaxation of (12)).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,11 +65,18 @@ from aidopt.common.lazy import sparse as sp
 from aidopt.common.options import Option
 from aidopt.common.validation import check_predict_input
 from aidopt.core.certificate import Bound, DualPoint
-from aidopt.core.clustering import cluster_radii, halve, kmeans_lloyd, kmeans_one_pass
+from aidopt.core.clustering import kmeans_lloyd, kmeans_one_pass
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous, SubSolve
 from aidopt.core.partition import Partition, nested_labels
 from aidopt.data.containers import SemiSupervisedData
 from aidopt.exceptions import DataError
+from aidopt.models.s3vm_certificate import (
+    S3VMCertificate,
+    centroids,
+    certify,
+    halves,
+    spread_clusters,
+)
 from aidopt.numerics.span import CentroidSpan
 from aidopt.solvers.algebra import Problem, Values, sum_squares
 from aidopt.solvers.base import SolveResult, SolveStatus
@@ -87,7 +91,6 @@ S3VMData = SemiSupervisedData  # the data S3VM takes: X, y = ±1 labeled, 0 unla
 _NEG, _POS, _UNL = 0, 1, 2  # entry groups: labeled −1, labeled +1, unlabeled
 FEW_LABELS = 50  #: with fewer labeled entries (and m < n) a run makes 4 starts by default
 _GAP = 1e-9  # relative MIP gap of every MIQP of the procedure (the certificate compares values)
-_SAVED = ("certified", "kind", "upper_bound", "lower_bound", "W")  # a certificate in a result
 
 
 # ---------------------------------------------------------------------- aggregated data
@@ -125,23 +128,6 @@ class S3VMAggregate:
 
 
 # ---------------------------------------------------------------------- solution
-@dataclass(frozen=True)
-class S3VMCertificate:
-    """The global-optimality check run when every cluster is pure (module docstring).
-
-    ``lower_bound`` is L (None when the bound problem was not solved to optimality),
-    ``W`` the norm bound √(2E^t), ``split`` an (n,) 0/1 array that halves the clusters the bound
-    problem exploits (None when certified).
-    """
-
-    certified: bool
-    upper_bound: float
-    lower_bound: float | None
-    W: float
-    kind: str  # "exact-clusters" (all ρ_k = 0) or "relaxed-margins"
-    split: NDArray[np.int64] | None = None
-
-
 @dataclass(frozen=True)
 class S3VMSolution:
     """Hyperplane (w, b); d̄ of the unlabeled clusters (±1, 0 for labeled ones); F^t."""
@@ -297,10 +283,10 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         weight = partition.weights(data.weight)
         kind = np.zeros(partition.n_clusters)
         kind[partition.labels] = data.y  # clusters never mix groups
-        centroids = _centroids(data, partition)
+        xbar = centroids(data, partition)
         unl = kind == 0
-        center = weight[unl] @ centroids[unl] / weight[unl].sum()
-        span = CentroidSpan.of(centroids - center)
+        center = weight[unl] @ xbar[unl] / weight[unl].sum()
+        span = CentroidSpan.of(xbar - center)
         beta_neg, beta_pos = self.balance_factors(data)
         cost = np.where(
             kind < 0, self.M_l * beta_neg, np.where(kind > 0, self.M_l * beta_pos, self.M_u)
@@ -481,27 +467,16 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
     def _certify(
         self, agg: S3VMAggregate, solution: S3VMSolution, result: SolveResult, solve: SubSolve
     ) -> S3VMCertificate | None:
-        """The certificate of the module docstring; None while some cluster is impure."""
+        """The certificate (:func:`~aidopt.models.s3vm_certificate.certify`); None while some
+        cluster is impure."""
         data = agg.data
         f = solution.decision_function(data.X)
-        regime = self._prop5_regimes(data, f, solution)
-        if agg.partition.impure(regime).any():
+        if agg.partition.impure(self._prop5_regimes(data, f, solution)).any():
             return None
         upper = self._objective(data, f, solution.w)
         tol = self.cert_tol * max(1.0, abs(upper))
-        rho = self._radii(data, agg.partition, agg.U)
-        W = math.sqrt(2.0 * upper)
-        targets = agg.U[rho > 0]
-        if targets.size == 0:  # unlabeled clusters of identical points: (15) is a relaxation
-            bound, kind, hyperplane = result.bound, "exact-clusters", None
-        else:
-            margin = 1.0 - rho * W  # ρ is aligned with agg.U
-            kind = "relaxed-margins"
-            bound, hyperplane = self._relaxed(agg, margin, solve)
-        if bound is not None and upper - bound <= tol:
-            return S3VMCertificate(True, upper, bound, W, kind)
-        split = self._halves(data, agg.partition, targets, hyperplane)
-        return S3VMCertificate(False, upper, bound, W, kind, split)
+        relaxed = partial(self._relaxed, agg, solve=solve)
+        return certify(data, agg.partition, agg.U, upper, tol, result.bound, relaxed)
 
     def _relaxed(self, agg: S3VMAggregate, margin: NDArray, solve: SubSolve):
         """(15) with unlabeled margins ``margin``: (its proven lower bound or None, its
@@ -519,36 +494,6 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             return bound, None
         w = agg.span.lift(u)
         return bound, (w, b - w @ agg.center)
-
-    @staticmethod
-    def _halves(
-        data: S3VMData,
-        partition: Partition,
-        targets: NDArray[np.int64],
-        hyperplane: tuple[NDArray[np.float64], float] | None,
-    ) -> NDArray[np.int64]:
-        """0/1 per entry halving the unlabeled clusters ``targets`` (ρ_k > 0) that a relaxed
-        problem exploits: those whose mean lies inside the margin of its hyperplane (all of them
-        when there is none or none does), along the hyperplane's normal
-        (:func:`aidopt.core.clustering.halve`)."""
-        if hyperplane is None:
-            return halve(data.X, partition, targets)
-        w, b = hyperplane
-        means = dense(partition.means(data.X))[targets]
-        inside = targets[np.abs(means @ w + b) < 1.0]
-        return halve(data.X, partition, inside if inside.size else targets, w)
-
-    @staticmethod
-    def _radii(data: S3VMData, partition: Partition, clusters: NDArray) -> NDArray[np.float64]:
-        """ρ_k = max_{i∈C_k} ‖x_i − x̄_k‖ for the given clusters, x̄_k the (weighted) centroid
-        of (15), rounded up (:func:`aidopt.core.clustering.cluster_radii`)."""
-        return cluster_radii(data.X, partition, _centroids(data, partition), clusters)
-
-    def _spread_clusters(self, data: S3VMData, partition: Partition) -> NDArray[np.int64]:
-        """The unlabeled clusters that are not one point (ρ_k > 0)."""
-        unlabeled = np.bincount(partition.labels, weights=(~data.labeled).astype(np.float64))
-        U = np.flatnonzero(unlabeled > 0)
-        return U[self._radii(data, partition, U) > 0]
 
     # ------------------------------------------------------------------ evaluation
     def _objective(self, data: S3VMData, f: NDArray, w: NDArray) -> float:
@@ -592,9 +537,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         elif cert is None and not solution.partition.impure(regime).any():
             # A Pyomo solver gave no certificate: pure clusters prove nothing (module
             # docstring) until the unlabeled clusters are points; halve the others.
-            targets = self._spread_clusters(data, solution.partition)
+            targets = spread_clusters(data, solution.partition)
             if targets.size:
-                regime = regime + 4 * self._halves(data, solution.partition, targets, None)
+                regime = regime + 4 * halves(data, solution.partition, targets, None)
         return Evaluation(objective=self._objective(data, f, solution.w), regime=regime)
 
     def lower_bound(
@@ -615,7 +560,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             # A solver that runs no certificate (a Pyomo MIQP solver by name): once every
             # unlabeled cluster is a point, (15) is itself a relaxation of (12) and its optimum,
             # which the solver claimed, is the bound.
-            if self._spread_clusters(data, solution.partition).size:
+            if spread_clusters(data, solution.partition).size:
                 return None
             return Bound(
                 solution.aggregated_objective,
@@ -641,7 +586,7 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
         f = np.asarray(data.X @ w).ravel() + b
         d = np.where(data.labeled, 0.0, np.where(f >= 0, 1.0, -1.0))
         cert = payload["certificate"]
-        certificate = None if cert is None else S3VMCertificate(**{k: cert[k] for k in _SAVED})
+        certificate = None if cert is None else S3VMCertificate.from_dict(cert)
         big_m = {str(k): float(v) for k, v in payload["big_m"].items()}
         objective = float(payload["aggregated_objective"])
         return S3VMSolution(w, b, d, objective, Partition.singletons(data.n), big_m, certificate)
@@ -656,15 +601,9 @@ class S3VMModel(AggregatedModel[S3VMData, S3VMAggregate, S3VMSolution]):
             "labels": [int(v) for v in labels],
             "classes": {"-1": data.classes[0], "1": data.classes[1]},
             "aggregated_objective": solution.aggregated_objective,
-            "certificate": None if cert is None else {k: getattr(cert, k) for k in _SAVED},
+            "certificate": None if cert is None else cert.to_dict(),
             "big_m": solution.big_m,
         }
-
-
-def _centroids(data: S3VMData, partition: Partition) -> NDArray[np.float64]:
-    """x̄_k = Σ_{C_k} ω_i x_i / W_k, dense K × m (the plain means without row weights)."""
-    sums = partition.dense_sums(data.weighted_X)
-    return sums / partition.weights(data.weight)[:, None]
 
 
 MODEL = S3VMModel
