@@ -18,7 +18,8 @@ Dual recovery (§3.2): α̂_i = ᾱ_k / |C_k| for i ∈ C_k is feasible for the 
 same w, and is dual optimal when every cluster is pure (:meth:`SVMSolution.entry_duals`).
 
 Declared once (``declare``): (9) itself, also the Pyomo model. Matrix form: its dual with w
-kept as free variables v and ᾱ scaled to β = ᾱ/(M|C_k|) (``svm_parts.scaled_dual``),
+kept as free variables v and ᾱ scaled to β = ᾱ/(M|C_k|)
+(:func:`aidopt.solvers.svm_dual.scaled_dual`),
 
     min  ½‖v‖² − Σ_k M|C_k| β_k   s.t.  v − Σ_k β_k M|C_k| ȳ_k x̄_k = 0,  Σ_k β_k M|C_k| ȳ_k = 0,
          0 ≤ β_k ≤ 1.
@@ -45,27 +46,31 @@ from numpy.typing import NDArray
 
 from aidopt.common.jsonable import by_name
 from aidopt.common.options import Option
-from aidopt.core.clustering import ScoreBins, n_clusters_for_rate, quantile_edges
+from aidopt.core.clustering import (
+    ScoreBins,
+    n_clusters_for_rate,
+    per_class_partition,
+    quantile_edges,
+    stratified_sample,
+)
 from aidopt.core.contract import Previous
-from aidopt.core.hinge import HingeAggregate, HingeFit, HingeModel
+from aidopt.core.hinge import (
+    HingeAggregate,
+    HingeFit,
+    HingeModel,
+    optimal_intercept,
+    training_accuracy,
+)
 from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import linear_svm_fit
 from aidopt.data.containers import BinaryData
 from aidopt.data.svm import GENERATOR
 from aidopt.models.svm_kernel import KernelSVMModel
-from aidopt.models.svm_parts import (
-    SVMData,
-    dual_alpha,
-    optimal_intercept,
-    per_class_partition,
-    scaled_dual,
-    stratified_sample,
-    training_accuracy,
-)
 from aidopt.numerics.kernels import kernel_flag_options
 from aidopt.solvers.algebra import Problem, sum_squares
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import MatrixProgram
+from aidopt.solvers.svm_dual import dual_alpha, scaled_dual
 
 __all__ = [
     "SVMAggregate",
@@ -78,6 +83,7 @@ __all__ = [
     "training_accuracy",
 ]
 
+SVMData = BinaryData  # the data an SVM takes: X (n × m), labels mapped to ±1
 _SAMPLE_MIN = 1000  # rows of the sample that places the initial hyperplane
 
 SVMAggregate = HingeAggregate  # centroids x̄_k, labels ȳ_k, weights |C_k| (W_k with weights)

@@ -32,7 +32,7 @@ model builds the full n × n Gram (memory 8n²).
 
 Forms. The Pyomo model is (21) itself. Matrix form: (21) factored, with K̄ = L Lᵀ
 (eigendecomposition, eigenvalues below 1e-12·λ_max dropped), the dual with free v = Lᵀ(α∘ȳ) and
-an identity Hessian (:func:`aidopt.models.svm_parts.scaled_dual`). Structure: the weighted SVM with
+an identity Hessian (:func:`aidopt.solvers.svm_dual.scaled_dual`). Structure: the weighted SVM with
 the Gram matrix K̄, weights |C_k| and C = M (:class:`aidopt.solvers.structures.WeightedSVM`, libsvm's
 ``kernel="precomputed"``). Whatever the solver returns, the model repairs α to exact
 feasibility, reports D(ᾱ) with the exact K̄ as the lower bound, and takes b̄ as the exact
@@ -51,21 +51,14 @@ from numpy.typing import ArrayLike, NDArray
 from aidopt.common.lazy import issparse
 from aidopt.common.options import Option
 from aidopt.core.certificate import Bound, DualPoint, cluster_duals, dual_box
+from aidopt.core.clustering import per_class_partition, stratified_sample
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
+from aidopt.core.hinge import optimal_intercept, training_accuracy
 from aidopt.core.kernel_aggregate import LazyGram, refreshed_gram_sums
 from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import kernel_svm_scores
 from aidopt.data.containers import BinaryData
 from aidopt.exceptions import DataError
-from aidopt.models.svm_parts import (
-    SVMData,
-    dual_alpha,
-    optimal_intercept,
-    per_class_partition,
-    scaled_dual,
-    stratified_sample,
-    training_accuracy,
-)
 from aidopt.numerics.kernels import (
     Kernel,
     KernelParameters,
@@ -85,6 +78,7 @@ from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import GRAM, SVMFit, WeightedSVM
+from aidopt.solvers.svm_dual import dual_alpha, scaled_dual
 
 __all__ = [
     "KernelSVMAggregate",
@@ -141,7 +135,7 @@ class KernelSVMSolution:
 
 
 class KernelSVMModel(
-    AggregatedModel[SVMData, KernelSVMAggregate, KernelSVMSolution], KernelParameters
+    AggregatedModel[BinaryData, KernelSVMAggregate, KernelSVMSolution], KernelParameters
 ):
     """Kernel SVM (6)/(21) with penalty ``M``; kernel ∈ {linear, rbf, poly} (scikit-learn's
     conventions: rbf exp(−γ‖a−b‖²), poly (γ⟨a,b⟩ + coef0)^degree; γ = None means 1/m).
@@ -169,7 +163,7 @@ class KernelSVMModel(
     M: float
 
     # ------------------------------------------------------------------ data / clustering
-    def check_data(self, data: SVMData) -> None:
+    def check_data(self, data: BinaryData) -> None:
         """Dense X only: the kernel blocks are dense anyway (sparse input: the linear SVM)."""
         if issparse(data.X):
             raise DataError(
@@ -177,11 +171,13 @@ class KernelSVMModel(
                 "which keeps X sparse."
             )
 
-    def default_rate(self, data: SVMData) -> float:
+    def default_rate(self, data: BinaryData) -> float:
         """r^0 = max{1.1m/n, 0.0001}, as for the linear SVM."""
         return min(1.0, max(1.1 * data.m / data.n, 0.0001))
 
-    def initial_partition(self, data: SVMData, rate: float, rng: np.random.Generator) -> Partition:
+    def initial_partition(
+        self, data: BinaryData, rate: float, rng: np.random.Generator
+    ) -> Partition:
         """Appendix B's alternative: a kernel SVM on a small sample, then one 1-D k-means pass
         per class on the decision values f_sample(x_i) of all entries
         (:func:`aidopt.core.sample_fits.kernel_svm_scores`: capped; the difference of the kernel
@@ -201,7 +197,7 @@ class KernelSVMModel(
 
     # ------------------------------------------------------------------ aggregated data
     def aggregate(
-        self, data: SVMData, partition: Partition, *, previous: Any = None
+        self, data: BinaryData, partition: Partition, *, previous: Any = None
     ) -> KernelSVMAggregate:
         """T with the row weights (φ̄_k = Σ w_i φ(x_i) / W_k), ȳ_k, W_k (no T for singletons);
         the blocks of T of the clusters a split left as they were come from ``previous``."""
@@ -231,7 +227,7 @@ class KernelSVMModel(
     # ------------------------------------------------------------------ aggregated dual (21)
     def declare(self, agg: KernelSVMAggregate) -> Problem:
         """(21), max Σ ᾱ_k − ½ Σ K̄_kq ᾱ_k ᾱ_q ȳ_k ȳ_q s.t. Σ ᾱ_k ȳ_k = 0, 0 ≤ ᾱ_k ≤ M|C_k|,
-        in the factored, scaled form of :func:`~aidopt.models.svm_parts.scaled_dual`."""
+        in the factored, scaled form of :func:`~aidopt.solvers.svm_dual.scaled_dual`."""
         return scaled_dual(agg.factor, agg.label, self.M * agg.weight)
 
     def read(self, values: Values, agg: KernelSVMAggregate) -> KernelSVMSolution:
@@ -290,7 +286,7 @@ class KernelSVMModel(
 
     # ------------------------------------------------------------------ evaluation (10)
     def evaluate(
-        self, data: SVMData, solution: KernelSVMSolution, *, aggregate: Any = None
+        self, data: BinaryData, solution: KernelSVMSolution, *, aggregate: Any = None
     ) -> Evaluation:
         """E^t = ½‖w̄‖² + M Σ_i ω_i max{0, 1 − y_i f(x_i)} (row weights ω_i, 1 unweighted),
         with a bound on its rounding error."""
@@ -312,7 +308,9 @@ class KernelSVMModel(
         )
 
     @staticmethod
-    def _quad_error(solution: KernelSVMSolution, data: SVMData, kmax: float, entry: float) -> float:
+    def _quad_error(
+        solution: KernelSVMSolution, data: BinaryData, kmax: float, entry: float
+    ) -> float:
         """Rounding bound of ½‖w̄‖² (sums of up to n² kernel values, each |K| ≤ kmax and
         within ``entry`` of the exact value)."""
         mass = float(np.abs(solution.dual_coef).sum())
@@ -321,7 +319,7 @@ class KernelSVMModel(
     # ------------------------------------------------------------------ the certificate
     def lower_bound(
         self,
-        data: SVMData,
+        data: BinaryData,
         solution: KernelSVMSolution,
         evaluation: Evaluation,
         upper: float,
@@ -372,7 +370,7 @@ class KernelSVMModel(
         return Bound(dual_value - allowance, source, point, dual_value, allowance)
 
     def solution_from_dict(
-        self, data: SVMData, payload: dict[str, Any], dual: DualPoint | None = None
+        self, data: BinaryData, payload: dict[str, Any], dual: DualPoint | None = None
     ) -> KernelSVMSolution:
         """The classifier f = Σ_i α̂_i y_i K(x_i, ·) + b of the certificate's dual point."""
         if dual is None:
@@ -392,7 +390,7 @@ class KernelSVMModel(
             norm_sq=norm_sq,
         )
 
-    def solution_to_dict(self, data: SVMData, solution: KernelSVMSolution) -> dict[str, Any]:
+    def solution_to_dict(self, data: BinaryData, solution: KernelSVMSolution) -> dict[str, Any]:
         return {
             "b": float(solution.intercept),
             "training_accuracy": training_accuracy(data, solution.decision_function(data.X)),

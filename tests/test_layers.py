@@ -1,5 +1,5 @@
 """The package's import graph has no cycles (issue 57: the four that had grown are gone, and the
-linear and kernel SVM share ``models/svm_parts.py`` instead of importing each other), no layer
+linear and kernel SVM share framework modules instead of importing each other), no layer
 imports one above it, and the folders are the layers. Imports under ``if TYPE_CHECKING:`` do not
 count (they never run); function-level ones do."""
 

@@ -49,7 +49,7 @@ def instance(
 
 def accuracy(model: Any, data: BinaryData, solution: Any) -> dict[str, float]:
     """The training accuracy of a hyperplane (Γ of Table 3 is its difference)."""
-    from aidopt.models.svm import training_accuracy
+    from aidopt.core.hinge import training_accuracy
 
     return {"accuracy": training_accuracy(data, solution.decision_function(data.X))}
 

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import dense
-from aidopt.core.partition import Partition, label_sums
+from aidopt.core.partition import Partition, label_sums, nested_labels
 
 __all__ = [
     "ScoreBins",
@@ -208,3 +208,35 @@ def halve(
             side = centred @ axis > 0
         split[rows] = side
     return split
+
+
+def per_class_partition(
+    y: NDArray[np.float64], score: NDArray[np.float64], rate: float, rng: np.random.Generator
+) -> Partition:
+    """Initial clusters (§3.2, §4): one k-means pass on the 1-D scores, separately per class.
+
+    |K^0| = ⌈r^0 n⌉ clusters, shared between the classes in proportion to their sizes (at least
+    one each); clusters never mix labels.
+    """
+    n = y.size
+    total = n_clusters_for_rate(rate, n, minimum=2)
+    labels = np.empty(n, dtype=np.int64)
+    group = (y > 0).astype(np.int64)
+    for g in (0, 1):
+        rows = np.flatnonzero(group == g)
+        k = int(min(rows.size, max(1, round(total * rows.size / n))))
+        labels[rows] = kmeans_one_pass(score[rows], k, rng)
+    return Partition.from_labels(nested_labels(group, labels))
+
+
+def stratified_sample(y: NDArray[np.float64], size: int, rng: np.random.Generator) -> NDArray:
+    """Row indices of a random sample of about ``size`` rows with both classes present."""
+    n = y.size
+    if size >= n:
+        return np.arange(n)
+    rows = []
+    for cls in (-1.0, 1.0):
+        members = np.flatnonzero(y == cls)
+        k = min(members.size, max(10, round(size * members.size / n)))
+        rows.append(rng.choice(members, size=k, replace=False))
+    return np.sort(np.concatenate(rows))

@@ -62,7 +62,7 @@ from aidopt.solvers.algebra import Values
 from aidopt.solvers.program import ProblemClass
 from aidopt.solvers.structures import SVMFit, WeightedSVM, feasible_dual
 
-__all__ = ["HingeAggregate", "HingeFit", "HingeModel"]
+__all__ = ["HingeAggregate", "HingeFit", "HingeModel", "optimal_intercept", "training_accuracy"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -357,3 +357,27 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
         w = from_names(payload.get("w"), data.feature_names, "weight")
         b = float(payload["b"]) if self.intercept else 0.0
         return self.solution_type(w, b, None, Partition.singletons(data.n))
+
+
+def optimal_intercept(
+    g: NDArray[np.float64], y: NDArray[np.float64], cost: NDArray[np.float64]
+) -> float:
+    """argmin_b Σ_k cost_k max{0, 1 − y_k(g_k + b)} (the best b of (9) for a fixed w).
+
+    The function is convex piecewise linear with breakpoints b_k = y_k − g_k; its right slope
+    at b is −Σ_{y_k=+1, b_k>b} cost_k + Σ_{y_k=−1, b_k≤b} cost_k. The minimisers form an
+    interval [lo, hi] of breakpoints; its midpoint is returned.
+    """
+    bk = y - g
+    order = np.argsort(bk, kind="stable")
+    bk, yy, cc = bk[order], y[order], cost[order]
+    pos_from = np.cumsum((cc * (yy > 0))[::-1])[::-1]
+    slope_right = -np.r_[pos_from[1:], 0.0] + np.cumsum(cc * (yy < 0))
+    lo = int(np.argmax(slope_right >= 0))  # first breakpoint where the slope turns ≥ 0
+    hi = int(np.argmax(slope_right > 0)) if np.any(slope_right > 0) else bk.size - 1
+    return float(0.5 * (bk[lo] + bk[hi]))
+
+
+def training_accuracy(data: Any, decision: NDArray[np.float64]) -> float:
+    """Share of entries with sign(f(x_i)) = y_i (f > 0 predicts +1, as scikit-learn)."""
+    return float(np.mean(np.where(decision > 0, 1.0, -1.0) == data.y))
