@@ -59,7 +59,7 @@ from numpy.typing import NDArray
 from aidopt.common.lazy import dense
 from aidopt.common.options import Option
 from aidopt.core.check_loss import CheckLossAggregate, CheckLossFit, CheckLossModel
-from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate
+from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate, smallest
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
 from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import quantile_fit
@@ -426,7 +426,7 @@ class LADModel(CheckLossModel):
         if self.split != "band":
             return None
         n = size.size
-        near = _smallest(size, min(n - 1, int(self._band_fraction(whole) * n)))
+        near = smallest(size, min(n - 1, int(self._band_fraction(whole) * n)))
         wide = offset + n + 2 > np.iinfo(np.int32).max
         finer = regime.astype(np.int64 if wide else np.int32)
         finer[near] = near + (2 + offset)
@@ -445,22 +445,6 @@ class LADModel(CheckLossModel):
         finer = regime.astype(np.int64)  # the singletons' numbers do not fit a narrow regime
         finer[lone] = 2 + np.flatnonzero(lone)
         return finer
-
-
-def _smallest(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
-    """The indices of the entries ≤ the k-th smallest value (0-based; ties included):
-    ``np.flatnonzero(values <= np.partition(values, k)[k])``. For a small k of many values the
-    partial sort runs on the entries below a threshold read off a strided sample, when at least
-    k + 1 lie below it (then the k-th smallest is among them: the same answer)."""
-    n = values.size
-    if n >= 1 << 14 and k < n // 8:
-        sample = values[::16]
-        q = min(sample.size - 1, 2 * (k + 1) * sample.size // n + 16)  # ~2× the expected share
-        below = np.flatnonzero(values <= np.partition(sample, q)[q])
-        if below.size > k:
-            kept = values[below]
-            return below[kept <= np.partition(kept, k)[k]]
-    return np.flatnonzero(values <= np.partition(values, k)[k])
 
 
 class QuantileModel(LADModel):

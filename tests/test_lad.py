@@ -324,7 +324,7 @@ def test_a_rank_deficient_quantile_fit_on_fn_ends_pure_like_highs():
 def test_band_rows_are_those_of_the_partial_sort(n, kind):
     """The band's rows (the entries ≤ the k-th smallest |r|), found among the entries under a
     sampled threshold, are those of the full partial sort — ties, orders and every k."""
-    from aidopt.models.lad import _smallest
+    from aidopt.core.clustering import smallest
 
     rng = np.random.default_rng(n)
     values = rng.random(n)
@@ -336,7 +336,7 @@ def test_band_rows_are_those_of_the_partial_sort(n, kind):
         values = np.sort(values)[::-1].copy()
     for k in sorted({0, 1, 7, n // 40, n // 9, n // 2, n - 1}):
         expected = np.flatnonzero(values <= np.partition(values, k)[k])
-        assert np.array_equal(_smallest(values, k), expected)
+        assert np.array_equal(smallest(values, k), expected)
 
 
 def _all_candidates(self, candidates, *_):

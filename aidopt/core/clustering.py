@@ -4,6 +4,10 @@ Speed matters more than quality here (the paper, §5: early iterations split mos
 anyway), so the initial clusters are the assignment step of a single Lloyd iteration from k
 centres drawn at random among the rows, on standardised features. Empty clusters are dropped,
 so the number of clusters returned can be smaller than k.
+
+Also the clustering services the models share: C^0 per class from 1-D scores and the stratified
+sample that places it, score bins and their quantile edges (rows in blocks), cluster radii and
+halves (S3VM's certificate), and the rows nearest a threshold (LAD's band split).
 """
 
 from __future__ import annotations
@@ -25,7 +29,10 @@ __all__ = [
     "kmeans_lloyd",
     "kmeans_one_pass",
     "n_clusters_for_rate",
+    "per_class_partition",
     "quantile_edges",
+    "smallest",
+    "stratified_sample",
 ]
 
 _CHUNK_ROWS = 65536
@@ -240,3 +247,19 @@ def stratified_sample(y: NDArray[np.float64], size: int, rng: np.random.Generato
         k = min(members.size, max(10, round(size * members.size / n)))
         rows.append(rng.choice(members, size=k, replace=False))
     return np.sort(np.concatenate(rows))
+
+
+def smallest(values: NDArray[np.float64], k: int) -> NDArray[np.intp]:
+    """The indices of the entries ≤ the k-th smallest value (0-based; ties included):
+    ``np.flatnonzero(values <= np.partition(values, k)[k])``. For a small k of many values the
+    partial sort runs on the entries below a threshold read off a strided sample, when at least
+    k + 1 lie below it (then the k-th smallest is among them: the same answer)."""
+    n = values.size
+    if n >= 1 << 14 and k < n // 8:
+        sample = values[::16]
+        q = min(sample.size - 1, 2 * (k + 1) * sample.size // n + 16)  # ~2× the expected share
+        below = np.flatnonzero(values <= np.partition(sample, q)[q])
+        if below.size > k:
+            kept = values[below]
+            return below[kept <= np.partition(kept, k)[k]]
+    return np.flatnonzero(values <= np.partition(values, k)[k])
