@@ -49,7 +49,6 @@ dual complementary slackness gives the primal (the better of the two).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -59,14 +58,13 @@ from numpy.typing import NDArray
 from aidopt.common.lazy import dense
 from aidopt.common.options import Option
 from aidopt.core.check_loss import CheckLossAggregate, CheckLossFit, CheckLossModel
-from aidopt.core.clustering import kmeans_one_pass, n_clusters_for_rate, smallest
+from aidopt.core.clustering import ResidualBins, kmeans_one_pass, n_clusters_for_rate, smallest
 from aidopt.core.contract import AggregatedModel, Evaluation, Previous
 from aidopt.core.partition import Partition
 from aidopt.core.sample_fits import quantile_fit
 from aidopt.data.containers import RegressionData
 from aidopt.data.lad import GENERATOR
 from aidopt.exceptions import InvalidParameterError
-from aidopt.numerics import compiled
 from aidopt.solvers.algebra import Problem, Values
 from aidopt.solvers.base import SolveResult
 from aidopt.solvers.program import BASIS_BASIC, BASIS_LOWER, BASIS_UPPER, MatrixProgram
@@ -77,19 +75,6 @@ __all__ = ["LADAggregate", "LADData", "LADModel", "LADSolution", "QuantileModel"
 LADData = RegressionData  # the data LAD takes: X (n × m), y (n,), row weights w (optional)
 LADAggregate = CheckLossAggregate  # cluster sums (W_k, Σ w x, Σ w y) and the centroids
 LADSolution = CheckLossFit  # β, β₀ and the cluster duals s_k ∈ [−c⁻, c⁺]
-
-
-@dataclass(frozen=True, eq=False)
-class ResidualBins:
-    """C^0 for rows in blocks (:meth:`LADModel.initial_rule`): the sample fit (β, β₀), the
-    residual edges of the bins below the band (all bins for 'bins'), and for 'band' the band
-    [low, high] of singletons and the edges of the bins above it."""
-
-    coef: NDArray[np.float64]
-    intercept: float
-    edges: NDArray[np.float64]
-    band: tuple[float, float] | None = None
-    above: NDArray[np.float64] | None = None
 
 
 _POLICY = (
@@ -283,26 +268,9 @@ class LADModel(CheckLossModel):
         )
 
     def initial_labels(self, rows: LADData, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
-        """Cluster labels of a block under ``rule`` (any non-negative integers: the driver
-        renumbers them): residual bins, and for 'band' a singleton per row inside the band."""
-        kernels = compiled.kernels_for(rows.X)
-        if kernels is not None:  # the same labels in one read of the rows
-            band = rule.band if rule.band is not None else (np.inf, np.inf)
-            above = rule.above if rule.above is not None else np.zeros(0)
-            return kernels.residual_bins(
-                rows.X, rows.y, rule.coef, rule.intercept, rule.edges, band, above, offset
-            )
-        residual = rows.y - rows.X @ rule.coef - rule.intercept
-        labels = np.searchsorted(rule.edges, residual).astype(np.int64)
-        if rule.band is None:
-            return labels
-        assert rule.above is not None, "a band rule has the edges above it"
-        bins = rule.edges.size + 1
-        below, over = residual < rule.band[0], residual > rule.band[1]
-        labels[over] = bins + np.searchsorted(rule.above, residual[over])
-        middle = np.flatnonzero(~below & ~over)
-        labels[middle] = 2 * bins + offset + middle
-        return labels
+        """Cluster labels of a block under ``rule``: residual bins, and for 'band' a singleton per
+        row inside the band (:class:`~aidopt.core.clustering.ResidualBins`)."""
+        return rule.labels(rows.X, rows.y, offset)
 
     # ------------------------------------------------------------------ aggregated problem (3)
     def declare(self, agg: LADAggregate) -> Problem:

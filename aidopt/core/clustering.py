@@ -21,8 +21,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from aidopt.common.lazy import dense
 from aidopt.core.partition import Partition, label_sums, nested_labels
+from aidopt.numerics import compiled
 
 __all__ = [
+    "ResidualBins",
     "ScoreBins",
     "cluster_radii",
     "halve",
@@ -41,6 +43,42 @@ _CHUNK_ROWS = 65536
 def n_clusters_for_rate(rate: float, n: int, minimum: int = 1) -> int:
     """k = ⌈r·n⌉, kept within [minimum, n]."""
     return int(min(n, max(minimum, math.ceil(rate * n))))
+
+
+@dataclass(frozen=True, eq=False)
+class ResidualBins:
+    """C^0 by the residual r = y − x·coef − intercept of a fit on a sample: bins between the
+    ``edges``; with a ``band`` (low, high), a row whose residual lies in it is a singleton and
+    the rows above it are binned by ``above`` (LAD's band)."""
+
+    coef: NDArray[np.float64]
+    intercept: float
+    edges: NDArray[np.float64]
+    band: tuple[float, float] | None = None
+    above: NDArray[np.float64] | None = None
+
+    def labels(self, X: Any, y: NDArray[np.float64], offset: int) -> NDArray[np.int64]:
+        """The labels of a block of rows (rows offset, offset + 1, ... of all; any non-negative
+        integers: the driver renumbers them): the residual's bin below the band, bins + its bin
+        above it, and 2·bins + offset + i for row i inside it."""
+        kernels = compiled.kernels_for(X)
+        if kernels is not None:  # the same labels in one read of the rows
+            band = self.band if self.band is not None else (np.inf, np.inf)
+            above = self.above if self.above is not None else np.zeros(0)
+            return kernels.residual_bins(
+                X, y, self.coef, self.intercept, self.edges, band, above, offset
+            )
+        residual = y - X @ self.coef - self.intercept
+        labels = np.searchsorted(self.edges, residual).astype(np.int64)
+        if self.band is None:
+            return labels
+        assert self.above is not None, "a band rule has the edges above it"
+        bins = self.edges.size + 1
+        below, over = residual < self.band[0], residual > self.band[1]
+        labels[over] = bins + np.searchsorted(self.above, residual[over])
+        middle = np.flatnonzero(~below & ~over)
+        labels[middle] = 2 * bins + offset + middle
+        return labels
 
 
 def quantile_edges(values: ArrayLike, k: int) -> NDArray[np.float64]:

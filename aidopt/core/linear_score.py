@@ -39,6 +39,7 @@ from numpy.typing import NDArray
 from aidopt.common.jsonable import by_name, from_names
 from aidopt.common.lazy import dense
 from aidopt.core.certificate import Bound, DualPoint, plus_half_squared_norm
+from aidopt.core.clustering import ResidualBins
 from aidopt.core.contract import AggregatedModel, BlockPass, Evaluation, Previous, SubSolve
 from aidopt.core.dual_sums import DualSums, dual_sums
 from aidopt.core.partition import ROW_COUNT, Partition
@@ -103,14 +104,6 @@ class LinearFit:
     def predict(self, X: Any) -> NDArray[np.float64]:
         """The scores x·w + b of the rows of X (an array or a scipy.sparse matrix)."""
         return np.asarray(X @ self.w).ravel() + self.b
-
-
-@dataclass(frozen=True)
-class ResidualBins:
-    """C^0: bins of the residual y − x·c − d of a least-squares fit on a sample."""
-
-    coef: NDArray[np.float64]
-    edges: NDArray[np.float64]
 
 
 class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
@@ -201,12 +194,11 @@ class LinearScoreModel(BlockPass, AggregatedModel[Any, Aggregate, LinearFit]):
         design = np.column_stack([X, np.ones(sample.n)])
         coef = np.linalg.lstsq(design, sample.y, rcond=None)[0]
         residual = sample.y - design @ coef
-        return ResidualBins(coef, np.quantile(residual, np.arange(1, k) / k))
+        return ResidualBins(coef[:-1], float(coef[-1]), np.quantile(residual, np.arange(1, k) / k))
 
     def initial_labels(self, rows: Any, offset: int, rule: ResidualBins) -> NDArray[np.int64]:
         """The C^0 label of every row of a block: its residual's bin."""
-        residual = rows.y - rows.X @ rule.coef[:-1] - rule.coef[-1]
-        return np.searchsorted(rule.edges, residual).astype(np.int64)
+        return rule.labels(rows.X, rows.y, offset)
 
     def cluster_columns(self, rows: Any) -> list[Any]:
         """Per-row columns (1, x_i, y_i) whose cluster sums are the aggregate."""
