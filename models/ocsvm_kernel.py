@@ -25,16 +25,8 @@ Row weights ω_i > 0 (row i's loss counts ω_i times; ``supports_weights``): N =
 feature-space centroids are the weighted means Σ ω_i φ(x_i)/W_k with W_k = Σ_{C_k} ω_i, the box of
 α_i is [0, Cω_i/N] and the spread α_i = a_k ω_i/W_k (SVDD likewise, with box [0, Cω_i]).
 
-Costs. The model keeps the cluster kernel sums P_iq = Σ_{j∈C_q} K(x_i, x_j) of every entry
-(n × K, while n·K ≤ 2^28, i.e. 2 GiB): K̄ = SP/(|C_k||C_q|) with S the cluster indicator, and
-the scores on every entry are P (a/|C|) — O(nK) per iteration instead of O(n·n_SV·d) kernel
-evaluations. After a split only the changed clusters' sums are computed, O(n·|R|·d) for the |R|
-entries of split clusters (the first iteration is O(n²d): the exact centroid Gram needs every
-pair once; K(X, X) is symmetric, so half of it), with their rows and columns of T. P is held
-as a buffer with a row per cluster: a cluster a split left as it was keeps its row in place, the
-changed ones take the rows their parents freed (copying P's columns took 40 % of a run at 2·10^4
-rows, copying its rows 12 % at 10^5). Larger n·K: K̄ by blocks without P, and f by the kernel
-expansion.
+Costs (the kernel sums kept for the scores on every entry and refreshed for split clusters
+only): :mod:`aidopt.core.kernel_aggregate`.
 
 The default route is the full problem: every row its own cluster, the dual above on all rows by
 ``decomposition`` (:mod:`aidopt.solvers.kernel_decomposition`, structure ``KernelBoxQP``), then

@@ -22,13 +22,10 @@ Classifier on every entry: f(x_i) = Σ_k (ᾱ_k ȳ_k / |C_k|) Σ_{j∈C_k} K(x_j
 E^t = ½‖w̄‖² + M Σ_i max{0, 1 − y_i f(x_i)} with ‖w̄‖² = Σ_{k,q} ᾱ_k ȳ_k K̄_kq ᾱ_q ȳ_q;
 regime_i = 1 if 1 − y_i f(x_i) > 0 else 0 (the split rule of §3.2).
 
-Costs. The centroid Gram is built block by block from kernel rows K(x_i, ·) and never holds
-the n × n matrix: memory is K̄ itself (8K² bytes), one block of at most 2^21 kernel entries
-(16 MiB, :func:`aidopt.numerics.kernels.kernel_times`) and at most 2^22 of their cluster sums. After
-a split only the rows of the split clusters are recomputed (O(|R| n m) for the |R| entries of
-split clusters; the first iteration is O(n² m)); the decision values cost O(n · n_SV · m) per
-iteration, n_SV = the entries of clusters with ᾱ_k > 0. ``aidopt solve svm --full`` on this
-model builds the full n × n Gram (memory 8n²).
+Costs (the centroid Gram by blocks, refreshed for split clusters only):
+:mod:`aidopt.core.kernel_aggregate`; the decision values cost O(n · n_SV · m) per iteration,
+n_SV = the entries of clusters with ᾱ_k > 0; ``--full`` on a matrix solver builds the n × n Gram
+(8n² bytes; libsvm evaluates the kernel itself).
 
 Forms. The Pyomo model is (21) itself. Matrix form: (21) factored, with K̄ = L Lᵀ
 (eigendecomposition, eigenvalues below 1e-12·λ_max dropped), the dual with free v = Lᵀ(α∘ȳ) and
