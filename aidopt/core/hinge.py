@@ -192,8 +192,8 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
         return min(whole.n, max(1000, 20 * whole.m))
 
     def cluster_columns(self, rows: Any) -> list[Any]:
-        """(ω_i, [ω_i = 1], ω_i x_i, y_i) per row: their cluster sums are the aggregate (the
-        second tells whether N is exact; the labels only for a labeled model)."""
+        """(1, ω_i, [ω_i = 1], ω_i x_i, y_i) per row: their cluster sums are the aggregate (the
+        third tells whether N is exact; the labels only for a labeled model)."""
         unweighted = rows.weight is None
         omega = ROW_COUNT if unweighted else rows.weight
         unit = ROW_COUNT if unweighted else rows.unit_weight
