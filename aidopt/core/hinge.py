@@ -153,14 +153,17 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
 
     # ------------------------------------------------------------------ the aggregated problem
     def read(self, values: Values, agg: HingeAggregate) -> HingeFit:
-        """w̄, b̄ and the margin rows' multipliers ᾱ_k made exactly feasible (None when the
-        solver gave none)."""
+        """w̄, b̄ and the margin rows' multipliers ᾱ_k (None when the solver gave none), with an
+        intercept made exactly feasible for the balance row (the candidates clip them)."""
         alpha = values.dual("margin")
-        if alpha is not None:
-            upper = self.unit_cost(agg.total, agg.total_error)[0] * agg.weight
-            alpha = feasible_dual(alpha, agg.label, upper) if self.intercept else alpha
+        if alpha is not None and self.intercept:
+            alpha = feasible_dual(alpha, agg.label, self._cost(agg) * agg.weight)
         b = float(values["b"][0]) if self.intercept else 0.0
         return self._fit(agg, values["w"].copy(), b, alpha)
+
+    def _cost(self, agg: HingeAggregate) -> float:
+        """c on the aggregate's rows (of total weight N)."""
+        return self.unit_cost(agg.total, agg.total_error)[0]
 
     def _fit(self, agg: HingeAggregate, w: NDArray, b: float, alpha: NDArray | None) -> HingeFit:
         return self.solution_type(w, b, alpha, agg.partition, agg.total, agg.total_error)
@@ -175,7 +178,7 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
         return WeightedSVM(
             y=agg.label,
             weight=agg.weight,
-            C=self.unit_cost(agg.total, agg.total_error)[0],
+            C=self._cost(agg),
             features=agg.xbar,
             start=start,
             intercept=self.intercept,
@@ -308,7 +311,7 @@ class HingeModel(BlockPass, AggregatedModel[Any, HingeAggregate, HingeFit]):
         xbar, ybar, w, b = agg.xbar, agg.label, solution.w, solution.b
         violation = 1.0 - ybar * (xbar @ w + b)
         tol = 1e-9 * (np.abs(xbar) @ np.abs(w) + abs(b) + 1.0)
-        upper = self.unit_cost(agg.total, agg.total_error)[0] * agg.weight
+        upper = self._cost(agg) * agg.weight
         alpha = np.where(violation > 0, upper, 0.0)
         ties = np.abs(violation) <= tol
         alpha[ties] = 0.5 * upper[ties]
