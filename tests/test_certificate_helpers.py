@@ -299,3 +299,13 @@ def test_products_differences_and_column_bounds_bound_their_rounding_exactly():
             for u, x in zip(a, X[:, j], strict=True)
         )
         assert Fraction(float(bound[j])) >= exact
+
+
+def test_dual_point_on_support_keeps_the_nonzero_entries_and_expands_back():
+    u = np.array([0.0, 2.5, 0.0, -1e-300, 7.0])
+    point = DualPoint.on_support(u)
+    np.testing.assert_array_equal(point.index, [1, 3, 4])
+    assert point.by_regime is None and point.index.dtype == np.int64
+    np.testing.assert_array_equal(point.expand(5, None), u)
+    with pytest.raises(ValueError):
+        point.expand(4, None)  # an index beyond the rows is refused

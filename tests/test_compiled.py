@@ -411,6 +411,35 @@ def test_residual_bins_count_the_edges_below(always_compiled):
         np.testing.assert_array_equal(labels, np.searchsorted(edges, y))
 
 
+def test_residual_bins_rule_labels_a_block_alike_in_numpy_and_compiled(monkeypatch):
+    """core/clustering.ResidualBins: bins below LAD's band, bins above it, a singleton
+    2·bins + offset + i inside it — the numpy path and the compiled one-read path agree."""
+    from aidopt.core.clustering import ResidualBins
+
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((3001, 4))
+    coef, intercept = rng.standard_normal(4), 0.3
+    y = X @ coef + intercept + rng.laplace(size=3001)
+    r = y - X @ coef - intercept
+
+    def cuts(*q):  # between residuals: the two paths' roundings of r do not cross a cut
+        return np.quantile(r, q) + 1e-7
+
+    low, high = cuts(0.45, 0.55)
+    rule = ResidualBins(coef, intercept, cuts(0.1, 0.3), (low, high), cuts(0.7, 0.9))
+    in_numpy = rule.labels(X, y, 7)
+    inside = (r >= low) & (r <= high)
+    bins = 3
+    np.testing.assert_array_equal(in_numpy[inside], 2 * bins + 7 + np.flatnonzero(inside))
+    np.testing.assert_array_equal(in_numpy[r < low], np.searchsorted(rule.edges, r[r < low]))
+    monkeypatch.setattr(compiled, "MIN_ENTRIES", 0)
+    monkeypatch.setattr(compiled, "RUN_ENTRIES", 0)
+    monkeypatch.delenv("AIDOPT_COMPILED", raising=False)
+    with compiled.for_run(1):
+        assert compiled.kernels_for(X) is not None
+        np.testing.assert_array_equal(rule.labels(X, y, 7), in_numpy)
+
+
 # 10 edges on [−3, 5] (a grid of 8 · 10 + 1 cells starting at −3 + c · 8/81): 8 of them one
 # float below a cell's start, where the value's cell rounds up past the edge equal to it
 _EDGES_BELOW_CELL_STARTS = np.array(
